@@ -1,0 +1,88 @@
+import type { Envelope } from '../envelope.js';
+
+/**
+ * The receiver's answer from `Inbox.claim`:
+ * - `new`: first sight of (source, id); the caller holds a lease on it and must publish, then
+ *   `markEnqueued` (or `release` if publishing failed).
+ * - `stale-pending`: an earlier claim was never enqueued and its lease ran out (the process died
+ *   between claim and publish); the caller now holds it, as for `new`.
+ * - `in-flight`: another request holds a live lease on it right now; answer 503 so the sender retries.
+ * - `duplicate`: already enqueued with the same payload hash.
+ * - `conflict`: already known with another payload hash: alert, do not publish.
+ */
+export type ClaimResult =
+  | { readonly status: 'new'; readonly token: string }
+  | { readonly status: 'stale-pending'; readonly token: string }
+  | { readonly status: 'in-flight' }
+  | { readonly status: 'duplicate' }
+  | { readonly status: 'conflict'; readonly existingHash: string };
+
+/** A claim that was never enqueued, handed to the relay together with a fresh lease. */
+export interface StaleClaim {
+  readonly envelope: Envelope;
+  readonly token: string;
+}
+
+export interface InboxStats {
+  /** Claimed, not yet enqueued. */
+  readonly pending: number;
+  /** Enqueued, not yet processed. */
+  readonly enqueued: number;
+  readonly processed: number;
+  /** `receivedAt` of the oldest event not yet processed, if any (for the oldest-unprocessed-age alert). */
+  readonly oldestUnprocessedAt?: Date | undefined;
+  readonly conflicts: number;
+}
+
+/**
+ * The receiver-side dedupe authority. `claim` is atomic on the unique key (source, id): of any
+ * number of concurrent claims of one key exactly one gets `new`. It stores the whole envelope, so
+ * the relay can publish a claim whose request died before publishing.
+ *
+ * Leases: `new`/`stale-pending` come with a token and a lease of `leaseMs`; `markEnqueued` and
+ * `release` only act while the token still owns the row (a no-op otherwise).
+ *
+ * Retention: `purge` deletes enqueued and processed rows received before `olderThan`, never pending
+ * ones. The inbox, not the broker, remembers ids for the whole retention, so keep it longer than
+ * every sender's retry horizon (the receiver refuses to start otherwise).
+ */
+export interface Inbox {
+  claim(envelope: Envelope, options: { readonly leaseMs: number }): Promise<ClaimResult>;
+  markEnqueued(source: string, id: string, token: string): Promise<void>;
+  /** Gives up a claim that could not be enqueued: the row is removed so the sender's retry is `new`. */
+  release(source: string, id: string, token: string): Promise<void>;
+  /** Pending rows claimed more than `olderThanMs` ago whose lease expired, each re-leased to the caller. */
+  takeStale(options: {
+    readonly olderThanMs: number;
+    readonly leaseMs: number;
+    readonly limit: number;
+  }): Promise<StaleClaim[]>;
+  /** Records a conflict (same id, other hash) for stats. */
+  recordConflict(envelope: Envelope): Promise<void>;
+  purge(options: { readonly olderThan: Date }): Promise<number>;
+  stats(): Promise<InboxStats>;
+}
+
+/**
+ * `ProcessedStore.begin` answers:
+ * - `acquired`: run the handler, then `complete` (or `release` if it failed);
+ * - `processed`: an earlier attempt completed it: ack without running the handler;
+ * - `busy`: another attempt holds a live processing lease: retry after `retryAfterMs`.
+ */
+export type BeginResult =
+  | { readonly status: 'acquired'; readonly token: string }
+  | { readonly status: 'processed' }
+  | { readonly status: 'busy'; readonly retryAfterMs: number };
+
+/**
+ * The worker's processed-guard: an atomic processing lease per (source, id), then complete or
+ * release; never a racy "has, then mark". Works for envelopes that never passed an inbox (events
+ * published by your own services) as well. `complete` is idempotent; `extend` renews the lease and
+ * returns false once the token no longer owns it.
+ */
+export interface ProcessedStore {
+  begin(source: string, id: string, options: { readonly leaseMs: number }): Promise<BeginResult>;
+  extend(source: string, id: string, token: string, leaseMs: number): Promise<boolean>;
+  complete(source: string, id: string, token: string): Promise<void>;
+  release(source: string, id: string, token: string): Promise<void>;
+}

@@ -1,0 +1,28 @@
+import type { Verifier } from './verifier.js';
+
+/**
+ * What onceflow knows about a sender, as data: enough to review a configuration without
+ * reading code, and to check the inbox retention against the sender's retry horizon.
+ */
+export interface SenderPreset {
+  /** `stripe`, `github`, `slack`, `shopify`, `standard-webhooks`, `msgraph`, `hmac`. */
+  readonly name: string;
+  /** The signature scheme in one line, e.g. `HMAC-SHA256(secret, t + "." + body), hex, header Stripe-Signature v1`. */
+  readonly scheme: string;
+  /** Largest accepted clock skew for a signed timestamp, in seconds; null when the scheme has no timestamp. */
+  readonly toleranceSec: number | null;
+  /** Where the event id lives. */
+  readonly eventId: { readonly from: 'header' | 'body'; readonly field: string };
+  /** A handshake the receiver must answer (Graph's validationToken, Slack's url_verification). */
+  readonly handshake?: string | undefined;
+  /** How long the sender keeps redelivering one event, in ms. The inbox must remember ids longer. */
+  readonly retryHorizonMs: number;
+  /** One line on how the sender retries, for docs and start-up messages. */
+  readonly retryPolicy: string;
+}
+
+/** A configured sender: its preset and a verifier holding the secrets. */
+export interface Source {
+  readonly preset: SenderPreset;
+  readonly verifier: Verifier;
+}
