@@ -36,6 +36,6 @@ export interface HandshakeResponse {
  */
 export interface Verifier {
   /** Answers a handshake request (Graph `validationToken`), or returns undefined for a delivery. */
-  handshake?(request: IncomingWebhook): HandshakeResponse | undefined;
+  handshake?(request: IncomingWebhook, now: Date): HandshakeResponse | undefined;
   verify(request: IncomingWebhook, now: Date): readonly VerifiedEvent[];
 }

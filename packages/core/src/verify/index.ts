@@ -1,0 +1,13 @@
+// Sender factories: each returns a Source ({ preset, verifier })
+
+// Shared types of the generic HMAC config
+export type { DigestEncoding, HmacAlgorithm } from './crypto.js';
+export { type GithubConfig, github } from './github.js';
+export { type HmacConfig, hmac } from './hmac.js';
+export { type MsgraphConfig, msgraph } from './msgraph.js';
+// Presets as data
+export { type PresetName, presets } from './presets.js';
+export { type ShopifyConfig, shopify } from './shopify.js';
+export { type SlackConfig, slack } from './slack.js';
+export { type StandardWebhooksConfig, standardWebhooks } from './standard-webhooks.js';
+export { type StripeConfig, stripe } from './stripe.js';

@@ -1,0 +1,35 @@
+import type { SenderPreset } from '../contracts/source.js';
+import { githubPreset } from './github.js';
+import { hmacPreset } from './hmac.js';
+import { msgraphPreset } from './msgraph.js';
+import { shopifyPreset } from './shopify.js';
+import { slackPreset } from './slack.js';
+import { standardWebhooksPreset } from './standard-webhooks.js';
+import { stripePreset } from './stripe.js';
+
+export type PresetName =
+  | 'stripe'
+  | 'github'
+  | 'slack'
+  | 'shopify'
+  | 'standard-webhooks'
+  | 'msgraph'
+  | 'hmac';
+
+/**
+ * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
+ * event id lives, handshake and retry horizon. A configured source's preset equals this one except
+ * for the settings its factory took (tolerance; for `hmac`, everything it was told).
+ *
+ * @example
+ * presets.stripe.retryHorizonMs; // 259_200_000 (3 days): keep inbox ids longer than that
+ */
+export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze({
+  stripe: stripePreset,
+  github: githubPreset,
+  slack: slackPreset,
+  shopify: shopifyPreset,
+  'standard-webhooks': standardWebhooksPreset,
+  msgraph: msgraphPreset,
+  hmac: hmacPreset,
+});

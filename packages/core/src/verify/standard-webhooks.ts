@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import type { SenderPreset, Source } from '../contracts/source.js';
+import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
+import { SignatureError } from '../errors.js';
+import { DAY_MS, DEFAULT_TOLERANCE_SEC, parseConfig, toleranceSchema } from './config.js';
+import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
+import { requireType, toIso } from './event.js';
+import { parseVerifiedJson, stringField } from './json.js';
+import { assertFresh, parseUnixSeconds, requireHeader } from './request.js';
+
+export const standardWebhooksPreset: SenderPreset = Object.freeze({
+  name: 'standard-webhooks',
+  scheme:
+    'HMAC-SHA256(base64-decoded whsec_ secret, webhook-id + "." + webhook-timestamp + "." + body), base64, header webhook-signature: v1,… (space-separated)',
+  toleranceSec: DEFAULT_TOLERANCE_SEC,
+  eventId: Object.freeze({ from: 'header', field: 'webhook-id' } as const),
+  retryHorizonMs: 3 * DAY_MS,
+  retryPolicy:
+    'set by each sender; about 3 days assumed (Svix: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)',
+});
+
+export interface StandardWebhooksConfig {
+  /** Signing secrets, `whsec_<base64>` (the prefix may be left out). List several while rotating: any may match. */
+  secrets: readonly string[];
+  /** Largest accepted distance between webhook-timestamp and now, either way, in seconds. Default 300. */
+  toleranceSec?: number | undefined;
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** `whsec_<base64>` → the HMAC key bytes. */
+const secretSchema = z
+  .string()
+  .transform((s) => (s.startsWith('whsec_') ? s.slice('whsec_'.length) : s))
+  .refine((b64) => b64.length > 0 && BASE64.test(b64), 'a secret is not whsec_<base64>')
+  .transform((b64) => Buffer.from(b64, 'base64'));
+
+const schema = z.strictObject({
+  secrets: z.array(secretSchema).min(1, 'at least one secret (list several while rotating)'),
+  toleranceSec: toleranceSchema,
+});
+
+/** `v1,<b64> v1,<b64> v1a,<…>` → every v1 signature, decoded (other versions ignored). */
+function v1Signatures(header: string): (Buffer | undefined)[] {
+  return header
+    .split(' ')
+    .filter((entry) => entry.startsWith('v1,'))
+    .map((entry) => decodeDigest(entry.slice(3), 'base64'));
+}
+
+/**
+ * Any Standard Webhooks sender (Svix and others). Verifies `webhook-signature` (v1 entries, any
+ * may match) over `webhook-id.webhook-timestamp.body` with every configured secret and rejects a
+ * timestamp more than `toleranceSec` away (either way); id = `webhook-id` (signed, so a replay
+ * cannot change it), type = `type`, occurredAt = `timestamp`.
+ *
+ * @example
+ * const source = standardWebhooks({ secrets: [process.env.WEBHOOK_SECRET!] }); // whsec_…
+ * const [event] = source.verifier.verify(request, new Date()); // event.eventId === 'msg_…'
+ */
+export function standardWebhooks(config: StandardWebhooksConfig): Source {
+  const { secrets, toleranceSec } = parseConfig('standard-webhooks', schema, config);
+  return {
+    preset: { ...standardWebhooksPreset, toleranceSec },
+    verifier: {
+      verify(request: IncomingWebhook, now: Date): readonly VerifiedEvent[] {
+        const id = requireHeader(request, 'webhook-id');
+        const timestamp = requireHeader(request, 'webhook-timestamp');
+        const received = v1Signatures(requireHeader(request, 'webhook-signature'));
+        const expected = secrets.map((key) =>
+          hmacDigest(key, [`${id}.${timestamp}.`, request.body]),
+        );
+        if (!anyDigestMatches(expected, received)) {
+          throw new SignatureError('no webhook-signature v1 matches the body');
+        }
+        assertFresh(parseUnixSeconds(timestamp, 'webhook-timestamp'), now, toleranceSec);
+        const body = parseVerifiedJson(request.body, 'standard-webhooks');
+        return [
+          {
+            eventId: id,
+            type: requireType(stringField(body, 'type'), 'standard-webhooks', 'body.type'),
+            occurredAt: toIso(body.timestamp),
+          },
+        ];
+      },
+    },
+  };
+}
