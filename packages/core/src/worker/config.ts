@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import type { ProcessedStore } from '../contracts/inbox.js';
+import type { Transport } from '../contracts/transport.js';
+import { ConfigError } from '../errors.js';
+import { type Logger, silentLogger } from '../observability/logger.js';
+import type { OnceflowMetrics } from '../observability/metrics.js';
+import type { EventHandler } from './handler.js';
+import type { RetryPolicy } from './retry-policy.js';
+
+/** Everything `createWorker` takes. Only `transport`, `processed` and `handlers` are required. */
+export interface WorkerConfig {
+  /** Where deliveries come from. The worker calls its `start()` (idempotent) but never closes it. */
+  readonly transport: Transport;
+  /** The processed-guard's store (e.g. the inbox store, which implements it). */
+  readonly processed: ProcessedStore;
+  /** One handler per event type (`defineHandler`). Two handlers for one type are a config error. */
+  readonly handlers: readonly EventHandler[];
+  /** Retry policy: exponential backoff with full jitter. */
+  readonly retry?: Partial<RetryPolicy> | undefined;
+  /** Most handler calls in flight at once (the transport's prefetch). Default 8. */
+  readonly concurrency?: number | undefined;
+  /** Initial transport lock and processing lease per delivery, in ms. Default 30 000. */
+  readonly lockMs?: number | undefined;
+  /**
+   * How often the locks of a running handler are extended (to `lockMs` from now), in ms, or
+   * `false` to never extend them on its own. Default `lockMs / 3`; must be below `lockMs`.
+   */
+  readonly heartbeatMs?: number | false | undefined;
+  /**
+   * On `close()`, how long in-flight handlers may keep running before their `ctx.signal` is
+   * aborted, in ms. `close()` then still waits for them to return; nothing unfinished is acked.
+   * Default 30 000.
+   */
+  readonly shutdownTimeoutMs?: number | undefined;
+  /** An event whose type has no handler: `dead-letter` (default) or `ack` (dropped, logged). */
+  readonly unknownType?: 'dead-letter' | 'ack' | undefined;
+  /** Gets one line per outcome. Default: silent. */
+  readonly logger?: Logger | undefined;
+  /** processed, retries, deadLettered, handlerDuration, duplicatesSuppressed{layer:'worker'}. */
+  readonly metrics?: OnceflowMetrics | undefined;
+  /** Clock in ms (for durations and lock bookkeeping). Default `Date.now`. For tests. */
+  readonly now?: (() => number) | undefined;
+  /** Uniform [0, 1) source for jitter. Default `Math.random`. For tests. */
+  readonly random?: (() => number) | undefined;
+}
+
+const isFn = (v: unknown) => typeof v === 'function';
+const hasMethods =
+  (...names: string[]) =>
+  (v: unknown) =>
+    typeof v === 'object' &&
+    v !== null &&
+    names.every((n) => isFn((v as Record<string, unknown>)[n]));
+const fnOr = (fallback: () => number) =>
+  z
+    .custom<() => number>(isFn, 'must be a function')
+    .optional()
+    .transform((f) => f ?? fallback);
+const ms = z.number().int().nonnegative();
+
+const schema = z
+  .object({
+    transport: z.custom<Transport>(
+      (v) => hasMethods('start', 'consume')(v) && typeof (v as Transport).capabilities === 'object',
+      'must be a Transport',
+    ),
+    processed: z.custom<ProcessedStore>(
+      hasMethods('begin', 'extend', 'complete', 'release'),
+      'must be a ProcessedStore',
+    ),
+    handlers: z
+      .array(
+        z.custom<EventHandler>(
+          (v) => hasMethods('handle')(v) && typeof (v as EventHandler).type === 'string',
+          'must be a handler from defineHandler',
+        ),
+      )
+      .min(1),
+    retry: z
+      .object({
+        maxAttempts: z.number().int().min(1).default(8),
+        baseDelayMs: ms.default(1_000),
+        maxDelayMs: ms.default(300_000),
+        jitter: z.enum(['full', 'none']).default('full'),
+      })
+      .prefault({}),
+    concurrency: z.number().int().min(1).default(8),
+    lockMs: z.number().int().min(1).default(30_000),
+    heartbeatMs: z.union([z.number().int().min(1), z.literal(false)]).optional(),
+    shutdownTimeoutMs: ms.default(30_000),
+    unknownType: z.enum(['dead-letter', 'ack']).default('dead-letter'),
+    logger: z
+      .custom<Logger>(hasMethods('child', 'info', 'warn', 'error'), 'must be a pino Logger')
+      .optional()
+      .transform((l) => l ?? silentLogger),
+    metrics: z
+      .custom<OnceflowMetrics>(
+        (v) => typeof v === 'object' && v !== null && 'processed' in v && 'deadLettered' in v,
+        'must come from createMetrics()',
+      )
+      .optional(),
+    now: fnOr(Date.now),
+    random: fnOr(Math.random),
+  })
+  .transform((c) => ({
+    ...c,
+    heartbeatMs: c.heartbeatMs ?? Math.max(1, Math.floor(c.lockMs / 3)),
+  }));
+
+export type ResolvedWorkerConfig = z.output<typeof schema>;
+
+/** Validates a config and fills in defaults, in this one place. Throws `ConfigError`. */
+export function parseWorkerConfig(input: WorkerConfig): ResolvedWorkerConfig {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success)
+    throw new ConfigError(`invalid worker config: ${z.prettifyError(parsed.error)}`);
+  const c = parsed.data;
+  const problems: string[] = [];
+  if (c.retry.maxDelayMs < c.retry.baseDelayMs)
+    problems.push('retry.maxDelayMs < retry.baseDelayMs');
+  if (c.heartbeatMs !== false && c.heartbeatMs >= c.lockMs)
+    problems.push('heartbeatMs must be below lockMs');
+  if (c.lockMs > c.transport.capabilities.lock.maxMs) {
+    problems.push(
+      `lockMs exceeds the ${c.transport.name} transport's lock.maxMs (${c.transport.capabilities.lock.maxMs})`,
+    );
+  }
+  const types = c.handlers.map((h) => h.type);
+  const dup = types.find((t, i) => types.indexOf(t) !== i);
+  if (dup !== undefined) problems.push(`two handlers for type "${dup}"`);
+  if (problems.length > 0) throw new ConfigError(`invalid worker config: ${problems.join('; ')}`);
+  return c;
+}

@@ -1,0 +1,49 @@
+import type { Envelope } from '../envelope.js';
+import type { Logger } from '../observability/logger.js';
+import { deriveIdempotencyKey } from './idempotency-key.js';
+import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
+import type { Job } from './pipeline.js';
+
+/** What a handler gets besides the event. One per delivery; do not keep it after `handle` returns. */
+export interface HandlerContext {
+  readonly envelope: Envelope;
+  /** 1 on the first delivery; every redelivery adds one (retries, busy retries, lock expiry). */
+  readonly attempt: number;
+  /**
+   * Aborted when this attempt should stop: its transport lock or processing lease was lost
+   * (reason: `LockLostError`; another attempt may now run the event), or the worker is shutting
+   * down and `shutdownTimeoutMs` has passed. Pass it to fetch, database drivers, timers.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * A key for one downstream side effect, the same on every redelivery of this event (derived from
+   * source, event id and `action`): use it as Stripe's `Idempotency-Key` or any API's equivalent.
+   */
+  idempotencyKey(action: string): string;
+  /**
+   * Holds the transport lock and the processing lease for `ms` more from now (capped at the
+   * transport's `capabilities.lock.maxMs`). Rejects with `LockLostError` if either is already lost.
+   * Rarely needed: the worker's heartbeat keeps both alive while the handler runs.
+   */
+  extendLock(ms: number): Promise<void>;
+  /** Logger carrying eventId, eventType, source and attempt. */
+  readonly log: Logger;
+  /** The processing-lease token, for a processed mark written in the handler's own transaction. */
+  readonly processingToken: string;
+}
+
+/** Builds the context for a job that holds its processing lease. */
+export function createHandlerContext(job: Job, deps: LockDeps): HandlerContext {
+  const { envelope } = job;
+  return {
+    envelope,
+    attempt: job.attempt,
+    signal: job.abort.signal,
+    idempotencyKey: (action) => deriveIdempotencyKey(envelope, action),
+    async extendLock(ms) {
+      await Promise.all([extendTransportLock(job, deps, ms), extendLease(job, deps, ms)]);
+    },
+    log: job.log,
+    processingToken: job.lease?.token ?? '',
+  };
+}

@@ -1,0 +1,74 @@
+import { toOnceflowError } from '../errors.js';
+import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
+import type { Job, Middleware } from './pipeline.js';
+
+export interface HeartbeatOptions extends LockDeps {
+  /** Tick interval in ms, or `false` for no heartbeat. */
+  readonly intervalMs: number | false;
+  /** How far ahead each tick pushes the transport lock and the processing lease. */
+  readonly lockMs: number;
+}
+
+/**
+ * Keeps a long handler's locks alive: every `intervalMs` while the handler runs, extends the
+ * transport lock (unless a longer `ctx.extendLock` still covers it) and the processing lease to
+ * `lockMs` from now. A lost transport lock or lease aborts `ctx.signal` with `LockLostError`;
+ * after a lost transport lock the lease is still renewed while the handler runs, so no other
+ * attempt starts the same event until this one stops. Transient failures are logged and retried
+ * on the next tick. Stops when the handler settles; never outlives the job.
+ */
+export function heartbeat(options: HeartbeatOptions): Middleware {
+  return (next) => async (job) => {
+    if (options.intervalMs === false) return next(job);
+    const stop = startHeartbeat(job, options, options.intervalMs);
+    try {
+      return await next(job);
+    } finally {
+      stop();
+    }
+  };
+}
+
+function startHeartbeat(job: Job, options: HeartbeatOptions, intervalMs: number): () => void {
+  let stopped = false;
+  let ticking = false;
+  let lockHeld = true;
+  let leaseHeld = true;
+  const lost = (err: unknown) => toOnceflowError(err).code === 'LOCK_LOST';
+
+  const tick = async () => {
+    const tasks: Promise<void>[] = [];
+    if (lockHeld && job.lockUntil - options.now() <= options.lockMs) {
+      tasks.push(
+        extendTransportLock(job, options, options.lockMs).catch((err: unknown) => {
+          if (lost(err)) lockHeld = false;
+          else if (!stopped)
+            job.log.warn({ err }, 'heartbeat: extending the transport lock failed');
+        }),
+      );
+    }
+    if (leaseHeld) {
+      tasks.push(
+        extendLease(job, options, options.lockMs).catch((err: unknown) => {
+          if (lost(err)) leaseHeld = false;
+          else if (!stopped)
+            job.log.warn({ err }, 'heartbeat: extending the processing lease failed');
+        }),
+      );
+    }
+    await Promise.all(tasks);
+  };
+
+  const timer = setInterval(() => {
+    if (ticking || stopped) return;
+    ticking = true;
+    void tick().finally(() => {
+      ticking = false;
+    });
+  }, intervalMs);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}

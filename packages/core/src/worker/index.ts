@@ -1,0 +1,10 @@
+// Handlers
+
+export type { WorkerConfig } from './config.js';
+export type { HandlerContext } from './context.js';
+export { defineHandler, type EventHandler } from './handler.js';
+export { deriveIdempotencyKey } from './idempotency-key.js';
+// Retry policy
+export { backoffCeiling, backoffDelay, type RetryPolicy } from './retry-policy.js';
+// Worker
+export { createWorker, type Worker } from './worker.js';

@@ -1,0 +1,39 @@
+import type { Job } from './pipeline.js';
+
+/** The jobs a worker is running, so that shutdown can wait for them and abort them. */
+export interface Inflight {
+  add(job: Job): void;
+  delete(job: Job): void;
+  readonly size: number;
+  /** Aborts every running job's signal with `reason`, marking it interrupted by shutdown. */
+  abortAll(reason: Error): void;
+  /** Resolves once no job is running (at once if none is). */
+  idle(): Promise<void>;
+}
+
+export function createInflight(): Inflight {
+  const jobs = new Set<Job>();
+  let waiters: (() => void)[] = [];
+  return {
+    add: (job) => void jobs.add(job),
+    delete(job) {
+      jobs.delete(job);
+      if (jobs.size > 0) return;
+      const done = waiters;
+      waiters = [];
+      for (const resolve of done) resolve();
+    },
+    get size() {
+      return jobs.size;
+    },
+    abortAll(reason) {
+      for (const job of jobs) {
+        if (job.abort.signal.aborted) continue;
+        job.abortedBy = 'shutdown';
+        job.abort.abort(reason);
+      }
+    },
+    idle: () =>
+      jobs.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve)),
+  };
+}

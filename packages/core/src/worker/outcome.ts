@@ -1,0 +1,103 @@
+import { type ErrorInfo, errorInfo, SchemaError, toOnceflowError } from '../errors.js';
+import type { StepResult } from './pipeline.js';
+
+/**
+ * What happens to a delivery. `code` is the metrics label: the error code when an error caused
+ * the outcome, else `BUSY`, `SHUTDOWN`, `ATTEMPTS_EXHAUSTED` or `UNKNOWN_TYPE`.
+ */
+export type Outcome =
+  | { readonly action: 'ack'; readonly why: 'processed' | 'duplicate' | 'ignored' }
+  | {
+      readonly action: 'retry';
+      readonly delayMs: number;
+      readonly code: string;
+      /** False for retries that are nobody's fault (busy lease, `RetryLaterError`, shutdown). */
+      readonly failure: boolean;
+      readonly error?: ErrorInfo | undefined;
+    }
+  | {
+      readonly action: 'dead-letter';
+      readonly code: string;
+      readonly reason: string;
+      readonly error?: ErrorInfo | undefined;
+    };
+
+export interface OutcomePolicy {
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  /** Delay before retrying after `attempt` failed (the retry policy). */
+  readonly backoff: (attempt: number) => number;
+  /** The transport's longest delay; longer delays are shortened to it. */
+  readonly maxDelayMs: number;
+  /** The worker aborted this handler because it is shutting down. */
+  readonly interruptedByShutdown: boolean;
+}
+
+const MAX_REASON = 1000;
+const clip = (s: string) => (s.length > MAX_REASON ? `${s.slice(0, MAX_REASON - 1)}…` : s);
+
+function schemaReason(err: SchemaError): string {
+  const issues = err.issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`);
+  return clip(`schema: ${issues.length > 0 ? issues.join('; ') : err.message}`);
+}
+
+/**
+ * The one place that decides ack, retry or dead-letter, from what the pipeline returned or threw.
+ * Pure.
+ *
+ * @example
+ * decideOutcome({ error: new NonRetryableError('card declined') }, policy); // dead-letter
+ */
+export function decideOutcome(
+  input: { readonly result: StepResult } | { readonly error: unknown },
+  policy: OutcomePolicy,
+): Outcome {
+  const delay = (ms: number) => Math.max(0, Math.min(ms, policy.maxDelayMs));
+  if ('result' in input) {
+    const r = input.result;
+    switch (r.status) {
+      case 'handled':
+        return { action: 'ack', why: 'processed' };
+      case 'duplicate':
+        return { action: 'ack', why: 'duplicate' };
+      case 'ignored':
+        return { action: 'ack', why: 'ignored' };
+      case 'busy':
+        return { action: 'retry', delayMs: delay(r.retryAfterMs), code: 'BUSY', failure: false };
+      case 'exhausted':
+        return { action: 'dead-letter', code: 'ATTEMPTS_EXHAUSTED', reason: 'attempts exhausted' };
+      case 'unroutable':
+        return {
+          action: 'dead-letter',
+          code: 'UNKNOWN_TYPE',
+          reason: clip(`no handler for type "${r.type}"`),
+        };
+    }
+  }
+  const err = toOnceflowError(input.error);
+  const info = errorInfo(input.error);
+  switch (err.code) {
+    case 'ALREADY_PROCESSED':
+      return { action: 'ack', why: 'duplicate' };
+    case 'NON_RETRYABLE':
+      return { action: 'dead-letter', code: err.code, reason: clip(err.message), error: info };
+    case 'SCHEMA':
+    case 'WIRE_FORMAT': {
+      const reason =
+        err instanceof SchemaError ? schemaReason(err) : clip(`schema: ${err.message}`);
+      return { action: 'dead-letter', code: err.code, reason, error: info };
+    }
+    case 'RETRY_LATER': {
+      const ms = 'delayMs' in err && typeof err.delayMs === 'number' ? err.delayMs : 0;
+      return { action: 'retry', delayMs: delay(ms), code: err.code, failure: false, error: info };
+    }
+  }
+  if (policy.interruptedByShutdown) {
+    return { action: 'retry', delayMs: 0, code: 'SHUTDOWN', failure: false, error: info };
+  }
+  if (policy.attempt >= policy.maxAttempts) {
+    return { action: 'dead-letter', code: err.code, reason: 'attempts exhausted', error: info };
+  }
+  const delayMs = delay(policy.backoff(policy.attempt));
+  return { action: 'retry', delayMs, code: err.code, failure: true, error: info };
+}

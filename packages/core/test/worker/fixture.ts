@@ -1,0 +1,138 @@
+import type { Counter } from 'prom-client';
+import type { Delivery, Transport } from '../../src/contracts/transport.js';
+import { createEnvelope, type Envelope } from '../../src/envelope.js';
+import { createMemoryInbox, type MemoryInbox } from '../../src/memory/inbox.js';
+import { createMemoryTransport, type MemoryTransport } from '../../src/memory/transport.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
+import { createMetrics, type OnceflowMetrics } from '../../src/observability/metrics.js';
+import { createWorker, type Worker, type WorkerConfig } from '../../src/worker/index.js';
+
+/** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  { timeoutMs = 5_000, what = 'condition' }: { timeoutMs?: number; what?: string } = {},
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+let seq = 0;
+/** A JSON envelope with a fresh id unless one is given. */
+export function event(
+  type: string,
+  payload: unknown,
+  init: Partial<{ id: string; key: string }> = {},
+): Envelope {
+  seq++;
+  return createEnvelope({
+    id: init.id ?? `evt_${seq}_${Math.random().toString(36).slice(2)}`,
+    source: 'test',
+    type,
+    key: init.key,
+    payload,
+  });
+}
+
+/** Sum of a counter's values whose labels include `labels`. */
+export async function counted(counter: Counter<string>, labels: Record<string, string> = {}) {
+  const { values } = await counter.get();
+  return values
+    .filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+    .reduce((sum, v) => sum + v.value, 0);
+}
+
+export interface LogLine {
+  level: number;
+  msg: string;
+  [field: string]: unknown;
+}
+
+export interface Fixture extends AsyncDisposable {
+  readonly transport: MemoryTransport;
+  readonly inbox: MemoryInbox;
+  readonly metrics: OnceflowMetrics;
+  readonly logger: Logger;
+  readonly logs: LogLine[];
+  /** Creates and starts a worker over this fixture's transport and inbox; closed on dispose. */
+  worker(
+    config: Omit<WorkerConfig, 'transport' | 'processed'> & { transport?: Transport },
+  ): Promise<Worker>;
+  publish(...envelopes: Envelope[]): Promise<void>;
+  /** Resolves once nothing is waiting or in flight on the queue. */
+  drained(timeoutMs?: number): Promise<void>;
+}
+
+/** A memory transport and inbox, a metrics registry and a captured logger, disposed together. */
+export function fixture(
+  transportOptions: Parameters<typeof createMemoryTransport>[0] = {},
+): Fixture {
+  const transport = createMemoryTransport(transportOptions);
+  const inbox = createMemoryInbox();
+  const metrics = createMetrics();
+  const logs: LogLine[] = [];
+  const logger = createLogger({
+    level: 'debug',
+    destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
+  });
+  const workers: Worker[] = [];
+  return {
+    transport,
+    inbox,
+    metrics,
+    logger,
+    logs,
+    async worker(config) {
+      const w = createWorker({ transport, processed: inbox, metrics, logger, ...config });
+      workers.push(w);
+      await w.start();
+      return w;
+    },
+    publish: (...envelopes) => transport.publish(envelopes.map((envelope) => ({ envelope }))),
+    drained: (timeoutMs = 5_000) =>
+      waitFor(() => transport.broker.depth(transport.queue) === 0, {
+        timeoutMs,
+        what: 'an empty queue',
+      }).then(() => undefined),
+    async [Symbol.asyncDispose]() {
+      await Promise.all(workers.map((w) => w.close()));
+      await transport.close();
+    },
+  };
+}
+
+/**
+ * The memory transport with one broker behaviour changed: `extendLock` resolves without
+ * extending anything, as on a broker whose lock is lost with the consumer's session (the lock
+ * then expires and the message is redelivered while the first handler still runs).
+ */
+export function withUnextendableLocks(transport: MemoryTransport): Transport {
+  return {
+    name: transport.name,
+    capabilities: transport.capabilities,
+    deadLetters: transport.deadLetters,
+    start: () => transport.start(),
+    publish: (messages) => transport.publish(messages),
+    close: () => transport.close(),
+    consume: (handler, options) =>
+      transport.consume((delivery) => {
+        const wrapped: Delivery = {
+          envelope: delivery.envelope,
+          attempt: delivery.attempt,
+          signal: delivery.signal,
+          ack: () => delivery.ack(),
+          retry: (o) => delivery.retry(o),
+          deadLetter: (r) => delivery.deadLetter(r),
+          extendLock: async () => {},
+        };
+        return handler(wrapped);
+      }, options),
+  };
+}
