@@ -1,0 +1,101 @@
+import type { Inbox } from '@onceflow/core';
+import type { InboxBrowser } from '../browser.js';
+import { humanDuration, keyValues, plural } from '../format.js';
+import { type Output, printJson } from '../output.js';
+
+/**
+ * Prints the inbox counters: pending (claimed, not enqueued), enqueued, processed, conflicts, and
+ * the age of the oldest event not yet processed (the number to alert on). Read-only.
+ *
+ * @example
+ * await inboxStats(inbox, { json: true }, output);
+ */
+export async function inboxStats(
+  inbox: Inbox,
+  options: { readonly json?: boolean | undefined; readonly now?: Date | undefined },
+  output: Output,
+): Promise<number> {
+  const stats = await inbox.stats();
+  const now = options.now ?? new Date();
+  const oldest = stats.oldestUnprocessedAt;
+  const ageMs = oldest ? Math.max(0, now.getTime() - oldest.getTime()) : null;
+  if (options.json) {
+    printJson(output, {
+      pending: stats.pending,
+      enqueued: stats.enqueued,
+      processed: stats.processed,
+      conflicts: stats.conflicts,
+      oldestUnprocessedAt: oldest?.toISOString() ?? null,
+      oldestUnprocessedAgeMs: ageMs,
+    });
+    return 0;
+  }
+  const lines = keyValues([
+    ['pending', String(stats.pending)],
+    ['enqueued', String(stats.enqueued)],
+    ['processed', String(stats.processed)],
+    ['conflicts', String(stats.conflicts)],
+    [
+      'oldest unprocessed',
+      oldest && ageMs !== null ? `${humanDuration(ageMs)} ago (${oldest.toISOString()})` : '-',
+    ],
+  ]);
+  for (const line of lines) output.out(line);
+  return 0;
+}
+
+export interface PurgeInboxOptions {
+  /** Purge enqueued and processed rows received more than this long ago. */
+  readonly olderThanMs: number;
+  /** Act. Without it the command only prints what it would do (the default). */
+  readonly apply?: boolean | undefined;
+  readonly json?: boolean | undefined;
+  readonly now?: Date | undefined;
+}
+
+const FORGET_WARNING =
+  'A purged id is forgotten: if its sender delivers it again, the inbox accepts it as new. ' +
+  "Keep the retention longer than every sender's retry horizon.";
+
+/**
+ * Retention: deletes enqueued and processed inbox rows received before now − `olderThanMs`;
+ * pending claims are never purged (the relay still owes them a publish). A dry run unless
+ * `apply`; the dry run counts the rows through `browser` when the store offers one.
+ *
+ * @example
+ * await purgeInbox(inbox, browser, { olderThanMs: 30 * 86_400_000, apply: true }, output);
+ */
+export async function purgeInbox(
+  inbox: Inbox,
+  browser: InboxBrowser | undefined,
+  options: PurgeInboxOptions,
+  output: Output,
+): Promise<number> {
+  const olderThan = new Date((options.now ?? new Date()).getTime() - options.olderThanMs);
+  const before = olderThan.toISOString();
+  if (!options.apply) {
+    const count = browser
+      ? await browser.count({ until: olderThan, states: ['enqueued', 'processed'] })
+      : null;
+    if (options.json) {
+      printJson(output, { action: 'purge', dryRun: true, olderThan: before, count });
+      return 0;
+    }
+    const what =
+      count === null
+        ? 'every enqueued or processed event'
+        : plural(count, 'enqueued or processed event');
+    output.out(`DRY RUN: would purge ${what} received before ${before}. Nothing was changed.`);
+    if (count === null) output.out('(This store cannot count them without deleting.)');
+    output.out(FORGET_WARNING);
+    output.out('Run again with --apply to do it.');
+    return 0;
+  }
+  const count = await inbox.purge({ olderThan });
+  if (options.json) {
+    printJson(output, { action: 'purge', dryRun: false, olderThan: before, count });
+    return 0;
+  }
+  output.out(`Purged ${plural(count, 'event')} received before ${before}.`);
+  return 0;
+}

@@ -1,0 +1,11 @@
+import type { TargetRegistry } from './target.js';
+
+/**
+ * The stores `--store` and `--to` can name. A broker adapter adds its own in one line, e.g.
+ * `sqs: (o) => import('@onceflow/adapter-sqs/cli').then((m) => m.openTarget(o)),`.
+ * Programs embedding the CLI pass their own registry to `runCli` instead of editing this one.
+ */
+export const defaultTargets: TargetRegistry = {
+  embedded: (o) => import('./targets/embedded.js').then((m) => m.openEmbedded(o)),
+  postgres: (o) => import('./targets/postgres.js').then((m) => m.openPostgres(o)),
+};

@@ -1,0 +1,89 @@
+import { decodeEnvelope } from '@onceflow/core';
+import type { InboxBrowser, InboxQuery, StoredEventState } from '../browser.js';
+
+/** The part of a `pg.Pool` the browser uses. */
+export interface PgQueryable {
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+interface Row {
+  source: string;
+  id: string;
+  envelope: string;
+  received_key: string;
+  state: StoredEventState;
+}
+
+type Cursor = [receivedAt: string, source: string, id: string];
+
+/** Microsecond-exact UTC text of `received_at`, so paging never skips rows sharing a millisecond. */
+const RECEIVED_KEY = `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
+
+function decodeCursor(text: string): Cursor {
+  const c: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  if (!Array.isArray(c) || c.length !== 3) throw new RangeError('malformed inbox cursor');
+  return c as Cursor;
+}
+
+function where(query: InboxQuery): { sql: string; params: unknown[] } {
+  const parts = ['envelope IS NOT NULL'];
+  const params: unknown[] = [];
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    parts.push(sql(`$${params.length}`));
+  };
+  if (query.since) add((p) => `received_at >= ${p}`, query.since);
+  if (query.until) add((p) => `received_at < ${p}`, query.until);
+  if (query.source !== undefined) add((p) => `source = ${p}`, query.source);
+  if (query.type !== undefined) add((p) => `envelope::jsonb ->> 'type' = ${p}`, query.type);
+  if (query.states) add((p) => `state = ANY(${p}::text[])`, [...query.states]);
+  return { sql: parts.join(' AND '), params };
+}
+
+/**
+ * An `InboxBrowser` over the PostgreSQL inbox table (migration 001), `table` being the store's
+ * schema-qualified name (`inbox.table`). Plain SELECTs in autocommit: no row locks, safe beside a
+ * running receiver and workers. Rows the processed-guard created for events that never passed the
+ * inbox have no envelope and are not listed.
+ *
+ * @example
+ * const browser = createPostgresInboxBrowser(pool, inbox.table);
+ */
+export function createPostgresInboxBrowser(db: PgQueryable, table: string): InboxBrowser {
+  return {
+    async list({ limit, after, ...query }) {
+      const w = where(query);
+      if (after !== undefined) {
+        const [at, source, id] = decodeCursor(after);
+        const n = w.params.length;
+        w.sql += ` AND (received_at, source, id) > ($${n + 1}::timestamptz, $${n + 2}, $${n + 3})`;
+        w.params.push(at, source, id);
+      }
+      w.params.push(limit);
+      const { rows } = await db.query(
+        `SELECT source, id, envelope, state, ${RECEIVED_KEY} AS received_key FROM ${table}
+         WHERE ${w.sql} ORDER BY received_at, source, id LIMIT $${w.params.length}`,
+        w.params,
+      );
+      const typed = rows as Row[];
+      const last = typed[typed.length - 1];
+      return {
+        events: typed.map((r) => ({ envelope: decodeEnvelope(r.envelope), state: r.state })),
+        next:
+          last && typed.length === limit
+            ? encodeCursor([last.received_key, last.source, last.id])
+            : undefined,
+      };
+    },
+    async count(query) {
+      const w = where(query);
+      const { rows } = await db.query(
+        `SELECT count(*) AS n FROM ${table} WHERE ${w.sql}`,
+        w.params,
+      );
+      return Number((rows[0] as { n: string }).n);
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { decodeEnvelope } from '@onceflow/core';
+import type { InboxBrowser, InboxQuery, StoredEventState } from '../browser.js';
+
+/** The part of a better-sqlite3 connection the browser uses (`embedded.db` fits). */
+export interface SqliteReader {
+  prepare(sql: string): {
+    all(...params: unknown[]): unknown[];
+    get(...params: unknown[]): unknown;
+  };
+}
+
+interface Row {
+  source: string;
+  id: string;
+  envelope: string;
+  received_at: number;
+  state: StoredEventState;
+}
+
+type Cursor = [receivedAt: number, source: string, id: string];
+
+const STATE = `CASE WHEN processed_at IS NOT NULL THEN 'processed' ELSE state END`;
+
+const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
+
+function decodeCursor(text: string): Cursor {
+  const c: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  if (!Array.isArray(c) || c.length !== 3) throw new RangeError('malformed inbox cursor');
+  return c as Cursor;
+}
+
+/** WHERE clause and parameters for a query; only the given filters appear, so indexes apply. */
+function where(query: InboxQuery): { sql: string; params: unknown[] } {
+  const parts = ['envelope IS NOT NULL', 'state IS NOT NULL'];
+  const params: unknown[] = [];
+  const add = (sql: string, ...values: unknown[]) => {
+    parts.push(sql);
+    params.push(...values);
+  };
+  if (query.since) add('received_at >= ?', query.since.getTime());
+  if (query.until) add('received_at < ?', query.until.getTime());
+  if (query.source !== undefined) add('source = ?', query.source);
+  if (query.type !== undefined) add(`json_extract(envelope, '$.type') = ?`, query.type);
+  if (query.states)
+    add(`${STATE} IN (SELECT value FROM json_each(?))`, JSON.stringify(query.states));
+  return { sql: parts.join(' AND '), params };
+}
+
+/**
+ * An `InboxBrowser` over the embedded store's `onceflow_inbox` table (schema version 1), read
+ * through the store's own connection. Plain SELECTs: it takes no write lock and never blocks the
+ * receiver or workers (WAL readers do not wait for writers). Rows the processed-guard created for
+ * events that never passed the inbox have no envelope and are not listed.
+ *
+ * @example
+ * const browser = createSqliteInboxBrowser(embedded.db);
+ * const { events } = await browser.list({ since: new Date('2025-03-01'), limit: 100 });
+ */
+export function createSqliteInboxBrowser(db: SqliteReader): InboxBrowser {
+  return {
+    async list({ limit, after, ...query }) {
+      const w = where(query);
+      if (after !== undefined) {
+        w.sql += ' AND (received_at, source, id) > (?, ?, ?)';
+        w.params.push(...decodeCursor(after));
+      }
+      const rows = db
+        .prepare(
+          `SELECT source, id, envelope, received_at, ${STATE} AS state FROM onceflow_inbox
+           WHERE ${w.sql} ORDER BY received_at, source, id LIMIT ?`,
+        )
+        .all(...w.params, limit) as Row[];
+      const last = rows[rows.length - 1];
+      return {
+        events: rows.map((r) => ({ envelope: decodeEnvelope(r.envelope), state: r.state })),
+        next:
+          last && rows.length === limit
+            ? encodeCursor([last.received_at, last.source, last.id])
+            : undefined,
+      };
+    },
+    async count(query) {
+      const w = where(query);
+      const row = db
+        .prepare(`SELECT count(*) AS n FROM onceflow_inbox WHERE ${w.sql}`)
+        .get(...w.params);
+      return (row as { n: number }).n;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/run.js';
+import { captureOutput, event, seed, tempDbPath } from './helpers.js';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const bin = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
+
+/** Runs the CLI from source as its own process, as `onceflow …` would run. */
+function onceflow(argv: string[], env: Record<string, string> = {}) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      ['--conditions=@onceflow/source', '--import', 'tsx', bin, ...argv],
+      { cwd: root, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+let db: string;
+beforeAll(async () => {
+  db = tempDbPath();
+  await seed(db, { deadLettered: [event('evt_1'), event('evt_2')] });
+});
+
+describe('the onceflow binary', () => {
+  it('prints JSON on stdout and exits 0; a usage error exits 2 with the message on stderr', async () => {
+    const [list, usage] = await Promise.all([
+      onceflow(['dead-letters', 'list', '--json', '--db', db]),
+      onceflow(['dead-letters', 'redrive', '--db', db]),
+    ]);
+    expect(list.code).toBe(0);
+    expect(list.stderr).toBe('');
+    expect(JSON.parse(list.stdout)).toMatchObject({ total: 2 });
+    expect(usage.code).toBe(2);
+    expect(usage.stdout).toBe('');
+    expect(usage.stderr).toContain('give the ids to act on, or --all');
+  });
+
+  it('redrives with --apply, reading the database from ONCEFLOW_DB', async () => {
+    const result = await onceflow(['dead-letters', 'redrive', '--all', '--apply'], {
+      ONCEFLOW_DB: db,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Redrove 2 dead letters: \d+, \d+\.\n$/);
+    const io = captureOutput();
+    expect(await runCli(['dead-letters', 'list', '--db', db], { output: io.output })).toBe(0);
+    expect(io.out).toEqual(['No dead letters.']);
+  });
+});

@@ -1,0 +1,203 @@
+import type { Envelope } from '@onceflow/core';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { replayEvents } from '../src/commands/replay.js';
+import { REPLAY_ID_HEADER, REPLAY_OF_HEADER, replayEnvelope } from '../src/replay-envelope.js';
+import { runCli } from '../src/run.js';
+import { createSqliteInboxBrowser } from '../src/targets/sqlite-browser.js';
+import { captureOutput, event, open, seed, tempDbPath, waitFor } from './helpers.js';
+
+let db: string;
+const run = (...argv: string[]) => {
+  const io = captureOutput();
+  return runCli([...argv, '--db', db], { output: io.output }).then((code) => ({ code, ...io }));
+};
+
+const at = (minute: number) => `2025-03-01T12:${String(minute).padStart(2, '0')}:00.000Z`;
+const window = ['--since', '2025-03-01T12:00:00Z', '--until', '2025-03-01T13:00:00Z'];
+
+/** Messages waiting in the queue: read-only look at the embedded table. */
+async function queued(): Promise<number> {
+  const embedded = await open(db);
+  try {
+    const row = embedded.db
+      .prepare(
+        `SELECT count(*) AS n FROM onceflow_messages WHERE queue = 'events' AND state = 'queued'`,
+      )
+      .get() as { n: number };
+    return row.n;
+  } finally {
+    await embedded.close();
+  }
+}
+
+async function consumeAll(n: number): Promise<Envelope[]> {
+  const embedded = await open(db);
+  const got: Envelope[] = [];
+  try {
+    const sub = await embedded.transport('events').consume(
+      async (d) => {
+        got.push(d.envelope);
+        await d.ack();
+      },
+      { concurrency: 1, lockMs: 30_000 },
+    );
+    await waitFor(() => got.length >= n, `${n} deliveries`);
+    await sub.close();
+  } finally {
+    await embedded.close();
+  }
+  return got;
+}
+
+beforeEach(async () => {
+  db = tempDbPath();
+  await seed(db, {
+    processed: [
+      event('evt_early', { receivedAt: '2025-03-01T11:59:59.999Z' }),
+      event('evt_1', { receivedAt: at(1) }),
+      event('evt_2', { receivedAt: at(2), type: 'charge.refunded' }),
+      event('evt_3', { receivedAt: at(3), source: 'github', type: 'push' }),
+      event('evt_late', { receivedAt: '2025-03-01T13:00:00.000Z' }),
+    ],
+    enqueued: [event('evt_waiting', { receivedAt: at(4) })],
+    pending: [event('evt_claimed', { receivedAt: at(5) })],
+  });
+});
+
+describe('replay', () => {
+  it('dry run lists the processed events in the window and publishes nothing', async () => {
+    const { code, out, text } = await run('replay', ...window, '--replay-id', 'r1');
+    expect(code).toBe(0);
+    expect(out[0]).toBe(
+      'DRY RUN: would replay 3 processed events received from 2025-03-01T12:00:00.000Z to 2025-03-01T13:00:00.000Z as replay r1. Nothing was published.',
+    );
+    expect([...text().matchAll(/evt_\w+/g)].map((m) => m[0])).toEqual(['evt_1', 'evt_2', 'evt_3']);
+    expect(text()).toContain('2 events in the window not processed yet, skipped.');
+    expect(text()).toContain(
+      'Run again with --apply --until 2025-03-01T13:00:00.000Z --replay-id r1 to publish exactly these.',
+    );
+    expect(await queued()).toBe(0);
+  });
+
+  it('filters by source and type; --json names each copy', async () => {
+    const bySource = await run(
+      'replay',
+      ...window,
+      '--source',
+      'github',
+      '--replay-id',
+      'r1',
+      '--json',
+    );
+    expect(bySource.json()).toMatchObject({
+      dryRun: true,
+      count: 1,
+      events: [{ id: 'evt_3', source: 'github', replayedAs: 'evt_3#replay-r1' }],
+    });
+    const limited = await run('replay', ...window, '--limit', '2', '--replay-id', 'r1');
+    expect(limited.out[0]).toMatch(/^DRY RUN: would replay 2 processed events /);
+    expect(limited.text()).toContain('1 more match beyond --limit.');
+    const byType = await run('replay', ...window, '--type', 'charge.refunded', '--json');
+    expect((byType.json().events as { id: string }[]).map((e) => e.id)).toEqual(['evt_2']);
+  });
+
+  it('--apply publishes copies that pass the processed-guard on purpose', async () => {
+    const { code, out } = await run('replay', ...window, '--replay-id', 'fix-42', '--apply');
+    expect(code).toBe(0);
+    expect(out[0]).toMatch(/^Replayed 3 processed events .* as replay fix-42 on embedded\.$/);
+    const copies = await consumeAll(3);
+    expect(copies.map((e) => e.id)).toEqual([
+      'evt_1#replay-fix-42',
+      'evt_2#replay-fix-42',
+      'evt_3#replay-fix-42',
+    ]);
+    expect(copies[0]?.headers[REPLAY_OF_HEADER]).toBe('evt_1');
+    expect(copies[0]?.headers[REPLAY_ID_HEADER]).toBe('fix-42');
+    expect(Buffer.from(copies[0]!.payload).toString()).toBe('{"id":"evt_1","amount":42}');
+
+    const embedded = await open(db);
+    try {
+      const original = await embedded.processed.begin('stripe', 'evt_1', { leaseMs: 1000 });
+      const copy = await embedded.processed.begin('stripe', 'evt_1#replay-fix-42', {
+        leaseMs: 1000,
+      });
+      expect(original.status).toBe('processed');
+      expect(copy.status).toBe('acquired');
+    } finally {
+      await embedded.close();
+    }
+  });
+
+  it('resumes without doubles when run again with the same replay id', async () => {
+    await run('replay', ...window, '--replay-id', 'r1', '--limit', '2', '--apply');
+    expect(await queued()).toBe(2);
+    const again = await run('replay', ...window, '--replay-id', 'r1', '--apply');
+    expect(again.code).toBe(0);
+    expect(await queued()).toBe(3);
+    const other = await run('replay', ...window, '--replay-id', 'r2', '--apply');
+    expect(other.code).toBe(0);
+    expect(await queued()).toBe(6);
+  });
+
+  it('pages through the inbox in small batches without skipping or repeating', async () => {
+    const embedded = await open(db);
+    try {
+      const io = captureOutput();
+      const transport = embedded.transport('events');
+      const code = await replayEvents(
+        { browser: createSqliteInboxBrowser(embedded.db), transport },
+        { since: new Date(0), replayId: 'all', apply: true, batchSize: 2, json: true },
+        io.output,
+      );
+      expect(code).toBe(0);
+      expect(io.json()).toMatchObject({ count: 5, skipped: 2 });
+    } finally {
+      await embedded.close();
+    }
+    const ids = (await consumeAll(5)).map((e) => e.id);
+    expect(ids).toEqual(
+      ['evt_early', 'evt_1', 'evt_2', 'evt_3', 'evt_late'].map((id) => `${id}#replay-all`),
+    );
+  });
+
+  it('reports a failed publish with the replay id to resume with', async () => {
+    const embedded = await open(db);
+    try {
+      const real = embedded.transport('events');
+      let calls = 0;
+      const failing = {
+        ...real,
+        publish: async (messages: Parameters<typeof real.publish>[0]) => {
+          if (++calls === 2) throw new Error('broker went away');
+          await real.publish(messages);
+        },
+      };
+      const io = captureOutput();
+      const code = await replayEvents(
+        { browser: createSqliteInboxBrowser(embedded.db), transport: failing },
+        { since: new Date(0), replayId: 'r9', apply: true, batchSize: 2 },
+        io.output,
+      );
+      expect(code).toBe(1);
+      expect(io.errText()).toContain('Replay r9 stopped after 2 events: broker went away');
+      expect(io.errText()).toMatch(/Resume with --until \S+ --replay-id r9: /);
+    } finally {
+      await embedded.close();
+    }
+  });
+});
+
+describe('replayEnvelope', () => {
+  it('derives the copy from (original id, replay id) only, and never nests', () => {
+    const original = event('evt_1');
+    const copy = replayEnvelope(original, 'r1');
+    expect(replayEnvelope(original, 'r1')).toEqual(copy);
+    expect(copy).toMatchObject({
+      id: 'evt_1#replay-r1',
+      payloadHash: original.payloadHash,
+      key: original.key,
+    });
+    expect(replayEnvelope(copy, 'r2').id).toBe('evt_1#replay-r2');
+    expect(() => replayEnvelope(original, 'a b')).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,158 @@
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_DB, parseCommandLine } from '../src/args.js';
+import { parseDuration, parseInstant } from '../src/duration.js';
+import { runCli } from '../src/run.js';
+import type { TargetRegistry } from '../src/target.js';
+import { UsageError } from '../src/usage-error.js';
+import { captureOutput, tempDbPath } from './helpers.js';
+
+const run = async (argv: string[], env: Record<string, string> = {}, targets?: TargetRegistry) => {
+  const io = captureOutput();
+  const code = await runCli(argv, { output: io.output, env, targets });
+  return { code, ...io };
+};
+
+describe('usage errors exit with 2 and touch nothing', () => {
+  const cases: [string[], RegExp][] = [
+    [['frobnicate'], /unknown command "frobnicate"/],
+    [['dead-letters'], /"dead-letters" needs a subcommand/],
+    [['dead-letters', 'resend'], /unknown command "dead-letters resend"/],
+    [['dead-letters', 'redrive'], /give the ids to act on, or --all/],
+    [['dead-letters', 'purge', '7', '--all'], /give ids or --all, not both/],
+    [['dead-letters', 'redrive', '--all', '--aply'], /Unknown option '--aply'/],
+    [['dead-letters', 'redrive', '--all', '--limit', '3'], /redrive does not take --limit/],
+    [['dead-letters', 'show'], /give the id of a dead letter/],
+    [['dead-letters', 'list', '--limit', '0'], /--limit: expected a positive integer/],
+    [['dead-letters', 'list', 'extra'], /unexpected argument "extra"/],
+    [['replay'], /--since is required/],
+    [['replay', '--since', 'yesterday'], /--since: "yesterday" is not an ISO-8601 date/],
+    [['replay', '--since', '2025-03-02', '--until', '2025-03-01'], /--until must be after --since/],
+    [['replay', '--since', '2025-03-01', '--replay-id', 'has space'], /--replay-id/],
+    [['inbox', 'purge'], /--older-than is required/],
+    [['inbox', 'purge', '--older-than', '30 days'], /not a duration/],
+    [['inbox', 'stats', '--apply'], /inbox stats does not take --apply/],
+  ];
+  for (const [argv, message] of cases) {
+    it(argv.join(' ') || '(nothing)', async () => {
+      const { code, out, errText } = await run(argv);
+      expect(code).toBe(2);
+      expect(errText()).toMatch(message);
+      expect(errText()).toContain('onceflow --help');
+      expect(out).toEqual([]);
+    });
+  }
+
+  it('prints the usage when no command is given', async () => {
+    const { code, errText } = await run([]);
+    expect(code).toBe(2);
+    expect(errText()).toContain('DRY RUN unless --apply');
+  });
+
+  it('names the known stores for an unknown --store', async () => {
+    const { code, errText } = await run(['inbox', 'stats', '--store', 'kafka']);
+    expect(code).toBe(2);
+    expect(errText()).toContain('unknown store "kafka" (known: embedded, postgres)');
+  });
+
+  it('refuses a command the store cannot serve', async () => {
+    const targets: TargetRegistry = { inboxOnly: async () => ({ close: async () => {} }) };
+    const { code, errText } = await run(
+      ['dead-letters', 'list', '--store', 'inboxOnly'],
+      {},
+      targets,
+    );
+    expect(code).toBe(2);
+    expect(errText()).toContain('store "inboxOnly" has no dead letters');
+  });
+
+  it('asks for a PostgreSQL URL', async () => {
+    const { code, errText } = await run(['inbox', 'stats', '--store', 'postgres']);
+    expect(code).toBe(2);
+    expect(errText()).toContain('--pg-url or ONCEFLOW_PG_URL');
+  });
+});
+
+describe('help and failures', () => {
+  it('--help prints the usage on stdout and exits 0', async () => {
+    const { code, text } = await run(['dead-letters', 'list', '--help']);
+    expect(code).toBe(0);
+    expect(text()).toContain('onceflow dead-letters redrive (<id>... | --all) [--apply]');
+  });
+
+  it('fails with 1, creating nothing, when the database file does not exist', async () => {
+    const db = tempDbPath();
+    const { code, errText } = await run(['inbox', 'stats'], { ONCEFLOW_DB: db });
+    expect(code).toBe(1);
+    expect(errText()).toContain(`no onceflow database at ${db}`);
+    expect(existsSync(db)).toBe(false);
+  });
+});
+
+describe('parseCommandLine', () => {
+  it('takes defaults from the environment, flags winning', () => {
+    const env = {
+      ONCEFLOW_DB: '/env.db',
+      ONCEFLOW_QUEUE: 'q-env',
+      ONCEFLOW_PG_URL: 'postgres://env',
+    };
+    const a = parseCommandLine(['inbox', 'stats'], env);
+    expect(a.target).toEqual({
+      store: 'embedded',
+      to: 'embedded',
+      db: '/env.db',
+      queue: 'q-env',
+      pgUrl: 'postgres://env',
+    });
+    const b = parseCommandLine(
+      ['--queue', 'q-flag', 'dead-letters', 'list', '--db', '/flag.db'],
+      env,
+    );
+    expect(b.target).toMatchObject({ db: '/flag.db', queue: 'q-flag' });
+    expect(parseCommandLine(['inbox', 'stats'], {}).target.db).toBe(DEFAULT_DB);
+  });
+
+  it('publishes replays through --to, defaulting to --store', () => {
+    const argv = ['replay', '--since', '2025-03-01', '--store', 'postgres'];
+    expect(parseCommandLine(argv, {}).target.to).toBe('postgres');
+    expect(parseCommandLine([...argv, '--to', 'embedded'], {}).target.to).toBe('embedded');
+  });
+
+  it('parses selections and dry-run flags', () => {
+    expect(parseCommandLine(['dead-letters', 'purge', '3', '4'], {}).command).toEqual({
+      name: 'dead-letters purge',
+      select: { ids: ['3', '4'] },
+      apply: false,
+      json: false,
+    });
+    expect(
+      parseCommandLine(['dead-letters', 'redrive', '--all', '--apply'], {}).command,
+    ).toMatchObject({
+      select: { all: true },
+      apply: true,
+    });
+  });
+});
+
+describe('durations and instants', () => {
+  it('parses units and sums', () => {
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('1d12h')).toBe(129_600_000);
+    expect(parseDuration('2w')).toBe(1_209_600_000);
+    for (const bad of ['', '30', 'd', '1x', '0s', '1d 2h', '-1d']) {
+      expect(() => parseDuration(bad)).toThrow(UsageError);
+    }
+  });
+
+  it('reads a zoneless instant as UTC', () => {
+    expect(parseInstant('2025-03-01', '--since').toISOString()).toBe('2025-03-01T00:00:00.000Z');
+    expect(parseInstant('2025-03-01T12:30', '--since').toISOString()).toBe(
+      '2025-03-01T12:30:00.000Z',
+    );
+    expect(parseInstant('2025-03-01T12:30:00+02:00', '--since').toISOString()).toBe(
+      '2025-03-01T10:30:00.000Z',
+    );
+    expect(() => parseInstant('2025-13-45', '--since')).toThrow(UsageError);
+  });
+});
