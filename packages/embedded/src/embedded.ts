@@ -1,0 +1,91 @@
+import { type ProcessedStore, silentLogger, TransportUnavailableError } from '@onceflow/core';
+import type { Database } from 'better-sqlite3';
+import {
+  type EmbeddedOptions,
+  type EmbeddedTransportOptions,
+  parseEmbeddedOptions,
+  parseTransportOptions,
+} from './config.js';
+import { createDatabaseHandle } from './database.js';
+import { asStore } from './errors.js';
+import { createEmbeddedInbox, type EmbeddedInbox } from './store.js';
+import { createEmbeddedTransport, type EmbeddedTransport } from './transport/transport.js';
+import { createQueueNotifier } from './transport/waker.js';
+
+/** The embedded default: inbox, processed-guard and queues in one SQLite file. */
+export interface Embedded {
+  /** The inbox, which is also the processed-guard (one row per event): see `EmbeddedInbox`. */
+  readonly inbox: EmbeddedInbox;
+  /** The same object as `inbox`, typed for the worker. */
+  readonly processed: ProcessedStore;
+  /**
+   * A transport over `queue` in the same file. Each call returns a new transport (its own
+   * options and subscriptions); all of them close with the instance.
+   */
+  transport(queue: string, options?: EmbeddedTransportOptions): EmbeddedTransport;
+  /**
+   * The open better-sqlite3 connection (opened on first access), for your own tables in the same
+   * file and for `markProcessedInTransaction`. Do not close it; call `close()`.
+   */
+  readonly db: Database;
+  /** Opens the file (WAL, pragmas) and applies migrations. Idempotent. Rejects with `StoreUnavailableError`. */
+  start(): Promise<void>;
+  /** Closes every transport (draining their consumers), then the file. Idempotent; final. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Creates the embedded default over one SQLite file. No I/O happens here: the file is opened by
+ * `start()` or by the first operation. Several processes may open the same file (the receiver in
+ * one, workers in others); they must share one machine and one local filesystem.
+ *
+ * @example
+ * const embedded = createEmbedded({ path: './onceflow.db' });
+ * await embedded.start();
+ * const transport = embedded.transport('webhooks');
+ * // receiver: createReceiver({ inbox: embedded.inbox, transport, … })
+ * // worker:   createWorker({ transport, processed: embedded.processed, … })
+ * await embedded.close();
+ */
+export function createEmbedded(options: EmbeddedOptions): Embedded {
+  const config = parseEmbeddedOptions(options);
+  const handle = createDatabaseHandle(config);
+  const notifier = createQueueNotifier();
+  const logger = config.logger ?? silentLogger;
+  const transports = new Set<EmbeddedTransport>();
+  let closing: Promise<void> | undefined;
+
+  const close = () => {
+    closing ??= (async () => {
+      await Promise.all([...transports].map((t) => t.close()));
+      handle.close();
+    })();
+    return closing;
+  };
+
+  const inbox = createEmbeddedInbox(handle);
+  return {
+    inbox,
+    processed: inbox,
+    transport(queue, transportOptions) {
+      if (closing) throw new TransportUnavailableError('embedded: transport() after close()');
+      const transport = createEmbeddedTransport({
+        handle,
+        queue,
+        config: parseTransportOptions(config, transportOptions),
+        synchronous: config.synchronous,
+        logger,
+        notifier,
+      });
+      transports.add(transport);
+      return transport;
+    },
+    get db() {
+      return handle.get();
+    },
+    start: () => asStore('start', () => void handle.open()),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

@@ -1,0 +1,11 @@
+// The embedded default: one SQLite file, zero infrastructure
+export { createEmbedded, type Embedded } from './embedded.js';
+export type { EmbeddedOptions, EmbeddedTransportOptions } from './config.js';
+export type { EmbeddedInbox } from './store.js';
+export type { EmbeddedTransport } from './transport/transport.js';
+
+// Effectively-once writes to the same file
+export { markProcessedInTransaction } from './mark-processed.js';
+
+// Schema, for connections you open yourself
+export { applyMigrations } from './migrations.js';

@@ -1,0 +1,104 @@
+import type { Database } from 'better-sqlite3';
+
+/**
+ * The schema, one SQL script per version. Applied in order, each once, recorded in
+ * `onceflow_migrations` (not `PRAGMA user_version`, which belongs to the application sharing the
+ * file). Never edit a shipped script: add the next one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  -- One row per event seen by the receiver (state pending/enqueued) or by the processed-guard
+  -- only (state NULL: an event your own services published without an inbox).
+  CREATE TABLE onceflow_inbox (
+    source TEXT NOT NULL,
+    id TEXT NOT NULL,
+    payload_hash TEXT,
+    envelope TEXT,                  -- wire format v1
+    state TEXT CHECK (state IN ('pending', 'enqueued')),
+    received_at INTEGER NOT NULL,   -- ms since epoch; retention is measured on it
+    claimed_at INTEGER,
+    claim_token TEXT,
+    claim_expires_at INTEGER,
+    enqueued_at INTEGER,
+    processing_token TEXT,
+    processing_expires_at INTEGER,
+    processed_at INTEGER,
+    PRIMARY KEY (source, id)
+  ) WITHOUT ROWID;
+  CREATE INDEX onceflow_inbox_pending ON onceflow_inbox (claimed_at) WHERE state = 'pending';
+  CREATE INDEX onceflow_inbox_received ON onceflow_inbox (received_at);
+
+  CREATE TABLE onceflow_inbox_conflicts (
+    seq INTEGER PRIMARY KEY,
+    source TEXT NOT NULL,
+    id TEXT NOT NULL,
+    payload_hash TEXT NOT NULL,
+    seen_at INTEGER NOT NULL
+  );
+
+  -- Every queue's messages. state 'queued': waiting or leased (lease_token set and
+  -- visible_at in the future); 'done': acked or dead-lettered, kept without its envelope as a
+  -- dedupe tombstone for the queue's dedupe window.
+  CREATE TABLE onceflow_messages (
+    seq INTEGER PRIMARY KEY,        -- publish order
+    queue TEXT NOT NULL,
+    dedupe_key TEXT NOT NULL,
+    ordering_key TEXT,
+    envelope TEXT,
+    state TEXT NOT NULL CHECK (state IN ('queued', 'done')),
+    attempt INTEGER NOT NULL DEFAULT 0,
+    visible_at INTEGER NOT NULL,    -- next time it may be handed out; the lease expiry while leased
+    lease_token TEXT,
+    last_error TEXT,                -- JSON ErrorInfo of the last retry
+    published_at INTEGER NOT NULL,
+    done_at INTEGER,
+    UNIQUE (queue, dedupe_key)
+  );
+  CREATE INDEX onceflow_messages_ready ON onceflow_messages (queue, visible_at, seq)
+    WHERE state = 'queued';
+  CREATE INDEX onceflow_messages_key ON onceflow_messages (queue, ordering_key, seq)
+    WHERE state = 'queued' AND ordering_key IS NOT NULL;
+  CREATE INDEX onceflow_messages_done ON onceflow_messages (queue, done_at) WHERE state = 'done';
+
+  CREATE TABLE onceflow_dead_letters (
+    id INTEGER PRIMARY KEY,
+    queue TEXT NOT NULL,
+    dedupe_key TEXT NOT NULL,
+    envelope TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    last_error TEXT,                -- JSON ErrorInfo
+    dead_lettered_at INTEGER NOT NULL
+  );
+  CREATE INDEX onceflow_dead_letters_queue ON onceflow_dead_letters (queue, id);
+  `,
+];
+
+/**
+ * Creates or upgrades the onceflow tables in `db`. Idempotent and safe to run from several
+ * processes at once: each runs under an IMMEDIATE transaction and skips versions already applied.
+ * `createEmbedded().start()` calls it; call it yourself only for a connection you opened.
+ *
+ * @example
+ * const db = new Database('onceflow.db');
+ * applyMigrations(db);
+ */
+export function applyMigrations(db: Database): number {
+  const run = db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS onceflow_migrations (
+      version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
+    const row = db.prepare('SELECT max(version) AS v FROM onceflow_migrations').get() as {
+      v: number | null;
+    };
+    const current = row.v ?? 0;
+    const record = db.prepare(
+      'INSERT INTO onceflow_migrations (version, applied_at) VALUES (?, ?)',
+    );
+    for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+      db.exec(MIGRATIONS[version - 1]!);
+      record.run(version, Date.now());
+    }
+    return MIGRATIONS.length - current;
+  });
+  return run.immediate();
+}

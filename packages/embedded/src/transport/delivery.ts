@@ -1,0 +1,68 @@
+import { type DeliveryInit, type Envelope, LockLostError } from '@onceflow/core';
+import { asTransport } from '../errors.js';
+import { watchLease } from './lease.js';
+import type { ClaimedMessage, MessageStore } from './messages.js';
+
+/** Longest `retry({ delayMs })` accepted (declared as `maxDelayMs`); longer ones reject with RangeError. */
+export const MAX_DELAY_MS = 365 * 24 * 3_600_000;
+
+export interface DeliveryDeps {
+  readonly store: MessageStore;
+  readonly queue: string;
+  readonly maxLockMs: number;
+}
+
+/**
+ * The broker side of one leased message, for the kit's `runDelivery`: each settlement is one
+ * statement guarded by the lease token and expiry. A settlement or extension after the lease
+ * expired or was taken rejects with `LockLostError` and aborts the signal; the message then
+ * belongs to whoever leases it next.
+ * `dispose` must be called once the delivery is settled.
+ */
+export function leasedDelivery(
+  deps: DeliveryDeps,
+  message: ClaimedMessage,
+  envelope: Envelope,
+): DeliveryInit & { dispose(): void } {
+  const { store, queue } = deps;
+  const { seq, token } = message;
+  const what = `${queue}/${envelope.id}`;
+  const lease = watchLease(message.lockedUntil, what);
+
+  const settle = async (op: string, apply: () => boolean): Promise<void> => {
+    const held = await asTransport(op, apply);
+    if (!held) {
+      lease.lost(`${op} found the lease expired or taken`);
+      throw new LockLostError(
+        `${op} on ${what}: the lease expired or was taken; it will be redelivered`,
+      );
+    }
+  };
+
+  return {
+    envelope,
+    attempt: message.attempt,
+    signal: lease.signal,
+    async extendLock(ms) {
+      if (!(ms > 0 && ms <= deps.maxLockMs)) {
+        throw new RangeError(`extendLock(${ms}): must be > 0 and at most ${deps.maxLockMs} ms`);
+      }
+      if (lease.signal.aborted) throw lease.signal.reason;
+      const until = await asTransport('extendLock', () => store.extend(seq, token, ms));
+      if (until === undefined) {
+        lease.lost('extendLock found the lease expired or taken');
+        throw lease.signal.reason;
+      }
+      lease.renew(until);
+    },
+    ack: () => settle('ack', () => store.ack(seq, token)),
+    async retry({ delayMs, error }) {
+      if (!(delayMs >= 0 && delayMs <= MAX_DELAY_MS)) {
+        throw new RangeError(`retry delayMs must be within 0..${MAX_DELAY_MS}, got ${delayMs}`);
+      }
+      await settle('retry', () => store.retry(seq, token, delayMs, error));
+    },
+    deadLetter: (reason) => settle('deadLetter', () => store.deadLetter(seq, token, reason)),
+    dispose: () => lease.dispose(),
+  };
+}

@@ -1,0 +1,127 @@
+import {
+  encodeWithinLimit,
+  type Logger,
+  parseConsumeOptions,
+  type Subscription,
+  type Transport,
+  type TransportCapabilities,
+  TransportUnavailableError,
+} from '@onceflow/core';
+import type { EmbeddedTransportConfig } from '../config.js';
+import type { DatabaseHandle } from '../database.js';
+import { asTransport } from '../errors.js';
+import { startConsumer } from './consumer.js';
+import { createDeadLetters } from './dead-letters.js';
+import { MAX_DELAY_MS } from './delivery.js';
+import { createMessageStore } from './messages.js';
+import { createQueueNotifier, createWaker, type QueueNotifier } from './waker.js';
+
+/** A transport over one queue of the embedded file. */
+export interface EmbeddedTransport extends Transport {
+  readonly name: 'embedded';
+  readonly queue: string;
+}
+
+export interface EmbeddedTransportDeps {
+  readonly handle: DatabaseHandle;
+  readonly queue: string;
+  readonly config: EmbeddedTransportConfig;
+  readonly synchronous: 'full' | 'normal';
+  readonly logger: Logger;
+  /** Shared by the transports of one embedded instance, so a publish wakes the consumers at once. */
+  readonly notifier?: QueueNotifier | undefined;
+}
+
+function durability(synchronous: 'full' | 'normal'): string {
+  return synchronous === 'full'
+    ? 'publish resolves once the SQLite transaction holding the messages has committed and its WAL was fsynced (synchronous=FULL): they survive a process crash and a power loss, on one machine'
+    : 'publish resolves once the SQLite transaction holding the messages has committed in WAL mode with synchronous=NORMAL: they survive a process crash, but the last commits may roll back on a power loss or OS crash';
+}
+
+/**
+ * One queue in the embedded SQLite file. Publishing and consuming work from any number of
+ * processes sharing the file: a message is leased by one holder at a time (claimed by a single
+ * UPDATE … RETURNING under an IMMEDIATE transaction) and redelivered with `attempt + 1` once its
+ * lease expires. `close()` drains this transport's subscriptions; the file stays open until the
+ * embedded instance closes.
+ */
+export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTransport {
+  const { handle, queue, config } = deps;
+  const notifier = deps.notifier ?? createQueueNotifier();
+  const store = createMessageStore(handle, queue);
+  const subscriptions = new Set<Subscription>();
+  let closed = false;
+
+  const capabilities: TransportCapabilities = {
+    brokerDedupe: { windowMs: config.dedupeWindowMs },
+    orderingPerKey: true,
+    lock: { scope: 'message', maxMs: config.maxLockMs },
+    maxDelayMs: MAX_DELAY_MS,
+    maxMessageBytes: config.maxMessageBytes,
+    durability: durability(deps.synchronous),
+  };
+
+  const assertOpen = (op: string) => {
+    if (closed)
+      throw new TransportUnavailableError(`embedded transport ${queue}: ${op} after close`);
+  };
+
+  return {
+    name: 'embedded',
+    queue,
+    capabilities,
+    deadLetters: createDeadLetters(handle, queue, () => notifier.notify(queue)),
+
+    async start() {
+      assertOpen('start');
+      await asTransport('start', () => {
+        handle.open();
+        store.sweep(config.dedupeWindowMs);
+      });
+    },
+
+    async publish(messages) {
+      assertOpen('publish');
+      if (messages.length === 0) return;
+      const rows = messages.map((m) => ({
+        dedupeKey: m.dedupeKey ?? m.envelope.id,
+        orderingKey: m.envelope.key,
+        envelope: encodeWithinLimit(m.envelope, config.maxMessageBytes),
+      }));
+      await asTransport('publish', () => store.publish(rows));
+      notifier.notify(queue);
+    },
+
+    async consume(handler, options) {
+      assertOpen('consume');
+      const { concurrency, lockMs } = parseConsumeOptions(options, capabilities);
+      await asTransport('consume', () => handle.open());
+      const waker = createWaker();
+      const unsubscribe = notifier.subscribe(queue, waker.wake);
+      const consumer = startConsumer({
+        ...config,
+        store,
+        queue,
+        handler,
+        concurrency,
+        lockMs,
+        waker,
+        logger: deps.logger,
+      });
+      const subscription: Subscription = {
+        close: async () => {
+          await consumer.close();
+          unsubscribe();
+          subscriptions.delete(subscription);
+        },
+      };
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    async close() {
+      closed = true;
+      await Promise.all([...subscriptions].map((s) => s.close()));
+    },
+  };
+}

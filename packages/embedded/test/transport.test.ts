@@ -1,0 +1,237 @@
+import { type Delivery, LockLostError } from '@onceflow/core';
+import { describe, expect, it } from 'vitest';
+import { createEmbedded } from '../src/index.js';
+import { deferred, event, tempDbPath, waitFor } from './helpers.js';
+
+const fast = { pollIntervalMs: 20 };
+
+describe('embedded transport', () => {
+  it('declares what it keeps', () => {
+    const embedded = createEmbedded({ path: tempDbPath(), dedupeWindowMs: 3_600_000 });
+    const { capabilities } = embedded.transport('q');
+    expect(capabilities).toMatchObject({
+      brokerDedupe: { windowMs: 3_600_000 },
+      orderingPerKey: true,
+      lock: { scope: 'message' },
+    });
+    expect(capabilities.durability).toMatch(/synchronous=FULL/);
+  });
+
+  it('dedupes a key while queued and for the window after ack, then forgets it', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath(), ...fast, dedupeWindowMs: 200 });
+    const transport = embedded.transport('q');
+    const seen: string[] = [];
+    const sub = await transport.consume(
+      async (d) => {
+        seen.push(d.envelope.id);
+        await d.ack();
+      },
+      { concurrency: 2, lockMs: 5000 },
+    );
+    await transport.publish([{ envelope: event('a') }, { envelope: event('a') }]);
+    await waitFor(() => seen.length === 1);
+    await transport.publish([{ envelope: event('a') }, { envelope: event('b') }]);
+    await waitFor(() => seen.length === 2);
+    expect(seen).toEqual(['a', 'b']);
+
+    await new Promise((r) => setTimeout(r, 250));
+    await transport.start(); // sweeps tombstones older than the window
+    await transport.publish([{ envelope: event('a') }]);
+    await waitFor(() => seen.length === 3);
+    await sub.close();
+  });
+
+  it('hands out one message per key at a time, in publish order, across retries', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath(), ...fast });
+    const transport = embedded.transport('q');
+    const order: Record<string, string[]> = { k1: [], k2: [] };
+    const active = new Set<string>();
+    let overlap = false;
+    let retried = false;
+    const sub = await transport.consume(
+      async (d) => {
+        const key = d.envelope.key!;
+        if (active.has(key)) overlap = true;
+        active.add(key);
+        await new Promise((r) => setTimeout(r, 5));
+        active.delete(key);
+        if (d.envelope.id === 'k1-0' && !retried) {
+          retried = true;
+          await d.retry({ delayMs: 100 });
+          return;
+        }
+        order[key]!.push(d.envelope.id);
+        await d.ack();
+      },
+      { concurrency: 4, lockMs: 5000 },
+    );
+    const messages = [0, 1, 2, 3].flatMap((i) => [
+      { envelope: event(`k1-${i}`, { key: 'k1' }) },
+      { envelope: event(`k2-${i}`, { key: 'k2' }) },
+    ]);
+    await transport.publish(messages);
+    await waitFor(() => order.k1!.length === 4 && order.k2!.length === 4);
+    expect(overlap).toBe(false);
+    expect(order.k1).toEqual(['k1-0', 'k1-1', 'k1-2', 'k1-3']);
+    expect(order.k2).toEqual(['k2-0', 'k2-1', 'k2-2', 'k2-3']);
+    await sub.close();
+  });
+
+  it('redelivers after lock expiry with attempt + 1 and aborts the first holder', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath(), ...fast });
+    const transport = embedded.transport('q');
+    const first = deferred<Delivery>();
+    const second = deferred<Delivery>();
+    const sub = await transport.consume(
+      async (d) => {
+        if (d.attempt === 1) {
+          first.resolve(d);
+          await new Promise((r) => d.signal.addEventListener('abort', r));
+          await waitFor(() => secondSeen);
+          await expect(d.ack()).rejects.toBeInstanceOf(LockLostError);
+          return;
+        }
+        second.resolve(d);
+        await d.ack();
+      },
+      { concurrency: 2, lockMs: 200 },
+    );
+    let secondSeen = false;
+    const started = Date.now();
+    await transport.publish([{ envelope: event('slow') }]);
+    const d1 = await first.promise;
+    const d2 = await second.promise;
+    secondSeen = true;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    expect(d1.signal.reason).toBeInstanceOf(LockLostError);
+    expect(d2.attempt).toBe(2);
+    await expect(d1.extendLock(1000)).rejects.toBeInstanceOf(LockLostError);
+    await sub.close();
+  });
+
+  it('keeps the message while extendLock renews the lease', async () => {
+    const path = tempDbPath();
+    await using embedded = createEmbedded({ path, ...fast });
+    await using rival = createEmbedded({ path, ...fast });
+    const transport = embedded.transport('q');
+    const attempts: number[] = [];
+    const rivalSaw: string[] = [];
+    const rivalSub = await rival
+      .transport('q')
+      .consume(async (d) => void rivalSaw.push(d.envelope.id), { concurrency: 1, lockMs: 5000 });
+    const done = deferred();
+    const sub = await transport.consume(
+      async (d) => {
+        attempts.push(d.attempt);
+        // Runs 4 × 100 ms, longer than the 250 ms lease it started with.
+        for (let i = 0; i < 4; i++) {
+          await d.extendLock(1000);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(d.signal.aborted).toBe(false);
+        await d.ack();
+        done.resolve();
+      },
+      { concurrency: 1, lockMs: 250 },
+    );
+    await transport.publish([{ envelope: event('long') }]);
+    await done.promise;
+    await sub.close();
+    await rivalSub.close();
+    expect(attempts).toEqual([1]);
+    expect(rivalSaw).toEqual([]);
+  });
+
+  it('keeps queued messages and dead letters across a reopen, and redrives them', async () => {
+    const path = tempDbPath();
+    const first = createEmbedded({ path, ...fast });
+    const q1 = first.transport('q');
+    await q1.publish([{ envelope: event('bad') }]);
+    const dead = deferred();
+    const sub = await q1.consume(
+      async (d) => {
+        await d.deadLetter({
+          reason: 'schema: amount must be a number',
+          error: { code: 'SCHEMA', name: 'SchemaError', message: 'amount' },
+        });
+        dead.resolve();
+      },
+      { concurrency: 1, lockMs: 5000 },
+    );
+    await dead.promise;
+    await sub.close();
+    await q1.publish([{ envelope: event('waiting') }]);
+    await first.close();
+
+    await using second = createEmbedded({ path, ...fast });
+    const q2 = second.transport('q');
+    expect(await q2.deadLetters.count()).toBe(1);
+    const [letter] = await q2.deadLetters.list();
+    expect(letter).toMatchObject({
+      reason: 'schema: amount must be a number',
+      attempts: 1,
+      lastError: { code: 'SCHEMA', name: 'SchemaError', message: 'amount' },
+    });
+    expect(letter!.envelope.id).toBe('bad');
+    expect(await q2.deadLetters.get(letter!.id)).toEqual(letter);
+    expect(await q2.deadLetters.get('999')).toBeUndefined();
+
+    expect(await q2.deadLetters.redrive([letter!.id])).toBe(1);
+    expect(await q2.deadLetters.count()).toBe(0);
+    const got: [string, number][] = [];
+    const sub2 = await q2.consume(
+      async (d) => {
+        got.push([d.envelope.id, d.attempt]);
+        await d.ack();
+      },
+      { concurrency: 1, lockMs: 5000 },
+    );
+    await waitFor(() => got.length === 2);
+    expect(got).toEqual([
+      ['waiting', 1],
+      ['bad', 1],
+    ]);
+    await sub2.close();
+  });
+
+  it('close waits for the handler in flight and records its settlement', async () => {
+    const path = tempDbPath();
+    await using embedded = createEmbedded({ path, ...fast });
+    const transport = embedded.transport('q');
+    const entered = deferred();
+    let acked = false;
+    const sub = await transport.consume(
+      async (d) => {
+        entered.resolve();
+        await new Promise((r) => setTimeout(r, 150));
+        await d.ack();
+        acked = true;
+      },
+      { concurrency: 1, lockMs: 5000 },
+    );
+    await transport.publish([{ envelope: event('x') }]);
+    await entered.promise;
+    await sub.close();
+    expect(acked).toBe(true);
+    const row = embedded.db.prepare(`SELECT state FROM onceflow_messages`).get();
+    expect(row).toEqual({ state: 'done' });
+  });
+
+  it('retries no earlier than the delay asked for', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath(), ...fast });
+    const transport = embedded.transport('q');
+    const times: number[] = [];
+    const sub = await transport.consume(
+      async (d) => {
+        times.push(Date.now());
+        if (d.attempt === 1) await d.retry({ delayMs: 300 });
+        else await d.ack();
+      },
+      { concurrency: 1, lockMs: 5000 },
+    );
+    await transport.publish([{ envelope: event('later') }]);
+    await waitFor(() => times.length === 2);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(295);
+    await sub.close();
+  });
+});

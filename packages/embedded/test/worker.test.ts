@@ -1,0 +1,61 @@
+import { createWorker, defineHandler, type Envelope } from '@onceflow/core';
+import { describe, expect, it } from 'vitest';
+import { createEmbedded, markProcessedInTransaction } from '../src/index.js';
+import { event, tempDbPath, waitFor } from './helpers.js';
+
+describe('the worker over the embedded transport, processed-guard and a ledger in the same file', () => {
+  it('writes one ledger row per event despite a replay and a lease lost mid-handler', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath(), pollIntervalMs: 20 });
+    const db = embedded.db;
+    // No unique constraint on purpose: a double effect would show as a second row.
+    db.exec('CREATE TABLE ledger (event_id TEXT NOT NULL, attempt INTEGER NOT NULL)');
+    const rows = (id: string) =>
+      (db.prepare('SELECT count(*) AS n FROM ledger WHERE event_id = ?').get(id) as { n: number })
+        .n;
+    const record = db.transaction((env: Envelope, attempt: number) => {
+      markProcessedInTransaction(db, env.source, env.id);
+      db.prepare('INSERT INTO ledger (event_id, attempt) VALUES (?, ?)').run(env.id, attempt);
+    });
+
+    const transport = embedded.transport('work');
+    const worker = createWorker({
+      transport,
+      processed: embedded.processed,
+      lockMs: 300,
+      heartbeatMs: false, // let the slow attempt's lock and lease run out
+      retry: { baseDelayMs: 10, maxDelayMs: 50 },
+      handlers: [
+        defineHandler({
+          type: 'test.event',
+          async handle(_event, ctx) {
+            if (ctx.envelope.id === 'evt_slow' && ctx.attempt === 1) {
+              // Outlives its lease; attempt 2 commits first, so this attempt's mark must lose.
+              await waitFor(() => rows('evt_slow') === 1, 5000, 'attempt 2 of evt_slow');
+            }
+            record.immediate(ctx.envelope, ctx.attempt);
+          },
+        }),
+      ],
+    });
+    await worker.start();
+
+    const ids = Array.from({ length: 10 }, (_, i) => `evt_${i}`);
+    await transport.publish([...ids, 'evt_slow'].map((id) => ({ envelope: event(id) })));
+    await transport.publish([{ envelope: event('evt_3'), dedupeKey: 'evt_3:replay' }]);
+
+    const pending = () =>
+      (
+        db.prepare(`SELECT count(*) AS n FROM onceflow_messages WHERE state = 'queued'`).get() as {
+          n: number;
+        }
+      ).n;
+    await waitFor(() => pending() === 0, 10_000, 'every message settled');
+    await worker.close();
+
+    for (const id of [...ids, 'evt_slow']) expect(rows(id), id).toBe(1);
+    expect(db.prepare(`SELECT attempt FROM ledger WHERE event_id = 'evt_slow'`).get()).toEqual({
+      attempt: 2,
+    });
+    expect(await transport.deadLetters.count()).toBe(0);
+  });
+});
