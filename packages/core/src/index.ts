@@ -25,8 +25,13 @@ export * from './worker/index.js';
 export * from './transport-kit/index.js';
 
 // Memory stores (tests, single process)
-export { type MemoryInbox, createMemoryInbox } from './memory/inbox.js';
-export { type MemoryTransportOptions, createMemoryTransport } from './memory/transport.js';
+export { type MemoryInbox, type MemoryInboxOptions, createMemoryInbox } from './memory/inbox.js';
+export { type MemoryBroker, createMemoryBroker } from './memory/broker.js';
+export {
+  type MemoryTransport,
+  type MemoryTransportOptions,
+  createMemoryTransport,
+} from './memory/transport.js';
 
 // Observability
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';

@@ -31,16 +31,16 @@ describe('msgraph', () => {
     const token =
       'Validation: Testing client application reachability for subscription Request-Id: 3a1b';
     const url = `https://hooks.example.test/webhooks/graph?validationToken=${encodeURIComponent(token).replaceAll('%20', '+')}`;
-    const answer = verifier.handshake?.(webhook({ url, body: 'not even json' }));
+    const answer = verifier.handshake?.(webhook({ url, body: 'not even json' }), new Date());
     expect(answer).toEqual({
       status: 200,
       headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' },
       body: token,
     });
     expect(
-      verifier.handshake?.(webhook({ url: 'https://h.test/g?validationToken=', body: '' }))?.status,
+      verifier.handshake?.(webhook({ url: 'https://h.test/g?validationToken=', body: '' }), new Date())?.status,
     ).toBe(400);
-    expect(verifier.handshake?.(notify(item()))).toBeUndefined();
+    expect(verifier.handshake?.(notify(item()), new Date())).toBeUndefined();
   });
 
   it('returns one event per notification, each with its own bytes and a derived id', () => {

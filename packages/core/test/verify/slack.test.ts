@@ -49,13 +49,13 @@ describe('slack', () => {
         occurredAt: '2025-06-01T11:58:20.000Z',
       },
     ]);
-    expect(verifier.handshake?.(signed(callback))).toBeUndefined();
+    expect(verifier.handshake?.(signed(callback), new Date())).toBeUndefined();
   });
 
   it('answers url_verification only once the signature passed', () => {
     const handshake = verifier.handshake;
     if (!handshake) throw new Error('slack has a handshake');
-    const answer = handshake(signed(challenge, SECRET, new Date()));
+    const answer = handshake(signed(challenge, SECRET, new Date()), new Date());
     expect(answer).toEqual({
       status: 200,
       headers: { 'content-type': 'application/json' },
@@ -63,9 +63,9 @@ describe('slack', () => {
     });
     // Forged or stale: no answer, and verify says 401.
     const forged = signed(challenge, 'attacker', new Date());
-    expect(handshake(forged)).toBeUndefined();
+    expect(handshake(forged, new Date())).toBeUndefined();
     expect(() => verifier.verify(forged, new Date())).toThrow(SignatureError);
-    expect(handshake(signed(challenge, SECRET, new Date(Date.now() - 3_600_000)))).toBeUndefined();
+    expect(handshake(signed(challenge, SECRET, new Date(Date.now() - 3_600_000)), new Date())).toBeUndefined();
     // A verified url_verification that reaches verify is a receiver bug, not an event.
     expect(() => verifier.verify(signed(challenge), now)).toThrow(BadRequestError);
   });

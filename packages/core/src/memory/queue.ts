@@ -1,0 +1,249 @@
+import type { DeadLetter, Delivery, DeadLetterReason } from '../contracts/transport.js';
+import { decodeEnvelope } from '../wire.js';
+import { LockLostError } from '../errors.js';
+import type { InFlight } from '../transport-kit/in-flight.js';
+import { type DeliveryInit, runDelivery } from '../transport-kit/run-delivery.js';
+import type { RetryOptions } from '../transport-kit/settlement.js';
+import {
+  type MessageLock,
+  type StoredMessage,
+  deliverable,
+  nextAvailableAt,
+} from './queue-state.js';
+
+/** Settings fixed by the first transport that opens a queue. */
+export interface QueueSettings {
+  readonly orderingPerKey: boolean;
+}
+
+/** A subscription as the queue sees it. */
+export interface QueueConsumer {
+  readonly handler: (delivery: Delivery) => Promise<void>;
+  readonly lockMs: number;
+  readonly inFlight: InFlight;
+  /** The consuming transport's declared limits for `retry` and `extendLock`. */
+  readonly maxDelayMs: number;
+  readonly maxLockMs: number;
+}
+
+/** A stored dead letter: the body is kept as published, decoded on every read. */
+export interface StoredDeadLetter extends Omit<DeadLetter, 'envelope'> {
+  readonly body: string;
+}
+
+export interface MemoryQueue {
+  readonly settings: QueueSettings;
+  /** Adds messages; `dedupe` (key → window) drops keys seen within their window. */
+  enqueue(
+    items: readonly { body: string; key: string | undefined; dedupe?: [string, number] }[],
+  ): void;
+  attach(consumer: QueueConsumer): void;
+  detach(consumer: QueueConsumer): void;
+  /** Messages waiting or in flight (not dead letters). */
+  depth(): number;
+  readonly deadLetters: Map<string, StoredDeadLetter>;
+  /** Re-enqueues dead letters as new messages with attempt 1. */
+  redrive(letters: readonly StoredDeadLetter[]): void;
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * One named queue's state and dispatcher, shared by every memory transport opened on it.
+ * Each operation completes synchronously, so interleaved async callers never see half a change.
+ * Handlers are started from `setImmediate`, never inside the dispatcher.
+ */
+export function createMemoryQueue(name: string, settings: QueueSettings): MemoryQueue {
+  const messages = new Map<number, StoredMessage>();
+  const deadLetters = new Map<string, StoredDeadLetter>();
+  const dedupe = new Map<string, number>();
+  const consumers: QueueConsumer[] = [];
+  let seq = 0;
+  let dlSeq = 0;
+  let turn = 0;
+  let published = 0;
+  let pumping = false;
+  let wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+
+  const add = (body: string, key: string | undefined) => {
+    seq++;
+    messages.set(seq, {
+      seq,
+      body,
+      key,
+      attempt: 1,
+      availableAt: Date.now(),
+      lastError: undefined,
+      lock: undefined,
+    });
+  };
+
+  const unlock = (m: StoredMessage) => {
+    if (m.lock?.timer) clearTimeout(m.lock.timer);
+    m.lock = undefined;
+  };
+
+  const armLock = (m: StoredMessage, lock: MessageLock) => {
+    if (lock.timer) clearTimeout(lock.timer);
+    lock.timer = setTimeout(
+      () => {
+        if (m.lock !== lock) return;
+        if (Date.now() < lock.until) return armLock(m, lock);
+        unlock(m);
+        m.attempt++;
+        m.availableAt = Date.now();
+        lock.controller.abort(
+          new LockLostError(`lock on message ${m.seq} of queue "${name}" expired`),
+        );
+        pump();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(1, lock.until - Date.now())),
+    );
+  };
+
+  const deliver = (m: StoredMessage, consumer: QueueConsumer) => {
+    const lock: MessageLock = {
+      until: Date.now() + consumer.lockMs,
+      timer: undefined,
+      controller: new AbortController(),
+    };
+    m.lock = lock;
+    armLock(m, lock);
+    const held = () => {
+      if (m.lock !== lock) {
+        throw new LockLostError(`lock on message ${m.seq} of queue "${name}" is no longer held`);
+      }
+    };
+    const init: DeliveryInit = {
+      envelope: decodeEnvelope(m.body),
+      attempt: m.attempt,
+      signal: lock.controller.signal,
+      async ack() {
+        held();
+        unlock(m);
+        messages.delete(m.seq);
+        pump();
+      },
+      async retry({ delayMs, error }: RetryOptions) {
+        held();
+        if (!(delayMs >= 0 && delayMs <= consumer.maxDelayMs)) {
+          throw new RangeError(`delayMs must be within 0..${consumer.maxDelayMs}, got ${delayMs}`);
+        }
+        unlock(m);
+        m.attempt++;
+        m.availableAt = Date.now() + delayMs;
+        m.lastError = error ?? m.lastError;
+        pump();
+      },
+      async deadLetter(reason: DeadLetterReason) {
+        held();
+        unlock(m);
+        messages.delete(m.seq);
+        const id = `dl-${++dlSeq}`;
+        deadLetters.set(id, {
+          id,
+          body: m.body,
+          reason: reason.reason,
+          attempts: m.attempt,
+          lastError: reason.error ?? m.lastError,
+          deadLetteredAt: new Date().toISOString(),
+        });
+        pump();
+      },
+      async extendLock(ms: number) {
+        held();
+        if (!(ms > 0 && ms <= consumer.maxLockMs)) {
+          throw new RangeError(`extendLock ms must be within 1..${consumer.maxLockMs}, got ${ms}`);
+        }
+        lock.until = Date.now() + ms;
+        armLock(m, lock);
+      },
+    };
+    // setImmediate, not a microtask: a handler that retries at once must not starve timers and I/O.
+    const start = () => new Promise<void>((resolve) => setImmediate(resolve));
+    void consumer.inFlight
+      .run(() => start().then(() => runDelivery(consumer.handler, init)))
+      .finally(pump);
+  };
+
+  const nextConsumer = (): QueueConsumer | undefined => {
+    for (let i = 0; i < consumers.length; i++) {
+      const c = consumers[(turn + i) % consumers.length];
+      if (c?.inFlight.hasRoom) {
+        turn = (turn + i + 1) % consumers.length;
+        return c;
+      }
+    }
+    return undefined;
+  };
+
+  const scheduleWake = (now: number) => {
+    const at = consumers.length > 0 ? nextAvailableAt(messages.values(), now) : undefined;
+    if (wake && (at === undefined || wake.at > at)) {
+      clearTimeout(wake.timer);
+      wake = undefined;
+    }
+    if (at === undefined || wake) return;
+    const timer = setTimeout(
+      () => {
+        wake = undefined;
+        pump();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(1, at - now)),
+    );
+    wake = { at, timer };
+  };
+
+  function pump(): void {
+    if (pumping) return;
+    pumping = true;
+    try {
+      const now = Date.now();
+      let full = false;
+      for (const m of deliverable(messages.values(), now, settings.orderingPerKey)) {
+        const consumer = nextConsumer();
+        if (!consumer) {
+          full = true; // a settlement frees a slot and pumps again
+          break;
+        }
+        deliver(m, consumer);
+      }
+      if (!full) scheduleWake(now);
+    } finally {
+      pumping = false;
+    }
+  }
+
+  return {
+    settings,
+    enqueue(items) {
+      const now = Date.now();
+      if (++published % 1024 === 0)
+        for (const [k, until] of dedupe) if (until <= now) dedupe.delete(k);
+      for (const item of items) {
+        if (item.dedupe) {
+          const [key, windowMs] = item.dedupe;
+          if ((dedupe.get(key) ?? 0) > now) continue;
+          dedupe.set(key, now + windowMs);
+        }
+        add(item.body, item.key);
+      }
+      pump();
+    },
+    attach(consumer) {
+      consumers.push(consumer);
+      pump();
+    },
+    detach(consumer) {
+      const i = consumers.indexOf(consumer);
+      if (i >= 0) consumers.splice(i, 1);
+      scheduleWake(Date.now());
+    },
+    depth: () => messages.size,
+    deadLetters,
+    redrive(letters) {
+      for (const letter of letters) add(letter.body, decodeEnvelope(letter.body).key);
+      pump();
+    },
+  };
+}

@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import type { Subscription, Transport, TransportCapabilities } from '../contracts/transport.js';
+import { ConfigError, TransportUnavailableError } from '../errors.js';
+import { parseConsumeOptions } from '../transport-kit/consume-options.js';
+import { createInFlight } from '../transport-kit/in-flight.js';
+import { encodeWithinLimit } from '../transport-kit/message-size.js';
+import { type MemoryBroker, createMemoryBroker, openQueue } from './broker.js';
+import { memoryDeadLetters } from './dead-letters.js';
+import type { MemoryQueue, QueueConsumer } from './queue.js';
+
+export interface MemoryTransportOptions {
+  /** Shared state; transports on one broker and queue name see the same messages. Default: a private broker. */
+  readonly broker?: MemoryBroker | undefined;
+  /** Queue name on the broker. Default `default`. */
+  readonly queue?: string | undefined;
+  /** How long a dedupe key is remembered, in ms (`Infinity`: forever), or `false` for no dedupe. Default 5 minutes. */
+  readonly dedupeWindowMs?: number | false | undefined;
+  /** Deliver one key's messages one at a time in publish order. Fixed per queue by its first opener. Default true. */
+  readonly orderingPerKey?: boolean | undefined;
+  /** Largest encoded envelope accepted, in bytes. Default 4 MiB. */
+  readonly maxMessageBytes?: number | undefined;
+  /** Longest lock `consume` or `extendLock` may ask for, in ms. Default 12 hours. */
+  readonly maxLockMs?: number | undefined;
+  /** Longest `retry` delay accepted, in ms. Default 7 days. */
+  readonly maxDelayMs?: number | undefined;
+}
+
+/** A memory transport: a `Transport` that also closes with `await using`. */
+export interface MemoryTransport extends Transport, AsyncDisposable {
+  readonly broker: MemoryBroker;
+  readonly queue: string;
+}
+
+const optionsSchema = z.object({
+  broker: z.custom<MemoryBroker>((v) => typeof v === 'object' && v !== null).optional(),
+  queue: z.string().min(1).default('default'),
+  dedupeWindowMs: z
+    .union([z.literal(false), z.custom<number>((v) => typeof v === 'number' && v > 0)])
+    .default(300_000),
+  orderingPerKey: z.boolean().default(true),
+  maxMessageBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024),
+  maxLockMs: z
+    .number()
+    .int()
+    .positive()
+    .default(12 * 60 * 60 * 1000),
+  maxDelayMs: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(7 * 24 * 60 * 60 * 1000),
+});
+
+/**
+ * A faithful in-process `Transport` for tests, examples and single-process tools. Each
+ * delivery holds a per-message lock of `lockMs`; when it expires the message is redelivered with
+ * `attempt + 1` and the old delivery's `signal` is aborted. Retries are never delivered before
+ * their delay. Dead letters stay on the queue's dead-letter store until redriven or purged.
+ * Publish resolves once the message is in this process's memory: nothing survives the process,
+ * and it does not support distributed operations.
+ *
+ * @example
+ * const broker = createMemoryBroker();
+ * const transport = createMemoryTransport({ broker, queue: 'orders' });
+ * await transport.publish([{ envelope }]);
+ * const sub = await transport.consume(async (d) => d.ack(), { concurrency: 4, lockMs: 30_000 });
+ */
+export function createMemoryTransport(options: MemoryTransportOptions = {}): MemoryTransport {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid memory transport options: ${parsed.error.message}`);
+  }
+  const o = parsed.data;
+  const broker = o.broker ?? createMemoryBroker();
+  const capabilities: TransportCapabilities = {
+    brokerDedupe: o.dedupeWindowMs === false ? false : { windowMs: o.dedupeWindowMs },
+    orderingPerKey: o.orderingPerKey,
+    lock: { scope: 'message', maxMs: o.maxLockMs },
+    maxDelayMs: o.maxDelayMs,
+    maxMessageBytes: o.maxMessageBytes,
+    durability: 'in process memory only: lost when the process exits',
+  };
+  let queue: MemoryQueue | undefined;
+  const open = () => {
+    queue ??= openQueue(broker, o.queue, { orderingPerKey: o.orderingPerKey });
+    return queue;
+  };
+  const subscriptions = new Set<Subscription>();
+  let closing: Promise<void> | undefined;
+  const ensureOpen = (what: string) => {
+    if (closing) throw new TransportUnavailableError(`memory transport is closed: cannot ${what}`);
+    return open();
+  };
+
+  const transport: MemoryTransport = {
+    name: 'memory',
+    capabilities,
+    broker,
+    queue: o.queue,
+    deadLetters: memoryDeadLetters(open),
+    async start() {
+      ensureOpen('start');
+    },
+    async publish(messages) {
+      const q = ensureOpen('publish');
+      const window = o.dedupeWindowMs;
+      const items = messages.map(({ envelope, dedupeKey }) => ({
+        body: encodeWithinLimit(envelope, o.maxMessageBytes),
+        key: envelope.key,
+        dedupe:
+          window === false ? undefined : ([dedupeKey ?? envelope.id, window] as [string, number]),
+      }));
+      q.enqueue(items);
+    },
+    async consume(handler, consumeOptions) {
+      const q = ensureOpen('consume');
+      const { concurrency, lockMs } = parseConsumeOptions(consumeOptions, capabilities);
+      const consumer: QueueConsumer = {
+        handler,
+        lockMs,
+        inFlight: createInFlight(concurrency),
+        maxDelayMs: o.maxDelayMs,
+        maxLockMs: o.maxLockMs,
+      };
+      let closed: Promise<void> | undefined;
+      const subscription: Subscription = {
+        close() {
+          closed ??= (async () => {
+            q.detach(consumer);
+            await consumer.inFlight.idle();
+            subscriptions.delete(subscription);
+          })();
+          return closed;
+        },
+      };
+      subscriptions.add(subscription);
+      q.attach(consumer);
+      return subscription;
+    },
+    close() {
+      closing ??= Promise.all([...subscriptions].map((s) => s.close())).then(() => {});
+      return closing;
+    },
+    [Symbol.asyncDispose]() {
+      return transport.close();
+    },
+  };
+  return transport;
+}

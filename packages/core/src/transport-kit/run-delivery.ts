@@ -1,0 +1,90 @@
+import type { Delivery } from '../contracts/transport.js';
+import type { Envelope } from '../envelope.js';
+import { errorInfo } from '../errors.js';
+import {
+  type DeliverySettlement,
+  type SettlementOutcome,
+  type SettlementRecorder,
+  createSettlement,
+} from './settlement.js';
+
+/** What an adapter knows about one received message: the envelope and its broker operations. */
+export interface DeliveryInit extends SettlementRecorder {
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+  extendLock(ms: number): Promise<void>;
+}
+
+export interface RunDeliveryOptions {
+  /** Called when no settlement could be recorded (the message returns when its lock is lost). */
+  readonly onError?: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * Runs `handler` on one delivery built from `init` and enforces the delivery contract:
+ * settling is idempotent (first settlement wins); a handler that throws, or returns without
+ * settling, is retried at once (`retry({ delayMs: 0 })`, with the thrown error); when recording
+ * the settlement fails, `retry({ delayMs: 0 })` is tried once more. Never rejects.
+ *
+ * Resolves once the handler has returned and its settlement is recorded, with that settlement,
+ * or `undefined` when none could be recorded (the error went to `onError`).
+ *
+ * @example
+ * const outcome = await runDelivery(handler, {
+ *   envelope, attempt, signal: lock.signal, extendLock, ack, retry, deadLetter,
+ * });
+ */
+export async function runDelivery(
+  handler: (delivery: Delivery) => Promise<void>,
+  init: DeliveryInit,
+  options: RunDeliveryOptions = {},
+): Promise<SettlementOutcome | undefined> {
+  const settlement = createSettlement(init);
+  const delivery: Delivery = {
+    envelope: init.envelope,
+    attempt: init.attempt,
+    signal: init.signal,
+    ack: settlement.ack,
+    retry: settlement.retry,
+    deadLetter: settlement.deadLetter,
+    extendLock: (ms) => init.extendLock(ms),
+  };
+  let failure: { error: unknown } | undefined;
+  try {
+    await handler(delivery);
+  } catch (error) {
+    failure = { error };
+  }
+  return finish(settlement, failure, options);
+}
+
+async function finish(
+  settlement: DeliverySettlement,
+  failure: { error: unknown } | undefined,
+  options: RunDeliveryOptions,
+): Promise<SettlementOutcome | undefined> {
+  const fallback = () =>
+    settlement.retry({
+      delayMs: 0,
+      error: failure === undefined ? undefined : errorInfo(failure.error),
+    });
+  const chosen = settlement.outcome;
+  if (settlement.recorded) {
+    try {
+      await settlement.recorded;
+      return chosen;
+    } catch {
+      // not recorded: fall through to the one fallback retry
+    }
+  }
+  const pending = settlement.recorded ?? fallback();
+  const outcome = settlement.outcome;
+  try {
+    await pending;
+    return outcome;
+  } catch (error) {
+    options.onError?.(error);
+    return undefined;
+  }
+}
