@@ -1,0 +1,35 @@
+import type { Delivery, ProcessedStore } from '@onceflow/core';
+
+/**
+ * The smallest processed-guard: runs `effect` at most once per (source, id) across deliveries,
+ * as the worker's guard does, using a `ProcessedStore`'s lease. Duplicates are acked; a busy
+ * lease is retried after at most `maxBusyDelayMs`; an effect that throws releases the lease and
+ * retries. The suite uses it to show that duplicates are harmless when the broker lets them in.
+ *
+ * @example
+ * transport.consume(processedGuard(createMemoryInbox(), async (d) => ledger.push(d.envelope.id)), opts);
+ */
+export function processedGuard(
+  store: ProcessedStore,
+  effect: (delivery: Delivery) => Promise<void>,
+  options: { readonly leaseMs?: number; readonly maxBusyDelayMs?: number } = {},
+): (delivery: Delivery) => Promise<void> {
+  const leaseMs = options.leaseMs ?? 30_000;
+  const maxBusy = options.maxBusyDelayMs ?? 50;
+  return async (delivery) => {
+    const { source, id } = delivery.envelope;
+    const begun = await store.begin(source, id, { leaseMs });
+    if (begun.status === 'processed') return delivery.ack();
+    if (begun.status === 'busy') {
+      return delivery.retry({ delayMs: Math.min(begun.retryAfterMs, maxBusy) });
+    }
+    try {
+      await effect(delivery);
+    } catch (err) {
+      await store.release(source, id, begun.token);
+      throw err;
+    }
+    await store.complete(source, id, begun.token);
+    await delivery.ack();
+  };
+}

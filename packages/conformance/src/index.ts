@@ -1,0 +1,38 @@
+// The suites: one call per adapter or store
+export { describeTransportConformance } from './transport/describe.js';
+export { describeInboxConformance } from './inbox/describe.js';
+export type {
+  InboxConformanceOptions,
+  TransportConformanceOptions,
+  TransportConformanceTimeouts,
+} from './options.js';
+
+// Test helpers for adapter authors' own tests
+export {
+  type HandlerSpy,
+  type SpyBehaviour,
+  type SpyEvent,
+  type SpyEventKind,
+  type SpyWaitKind,
+  createHandlerSpy,
+} from './spy.js';
+export {
+  ConformanceTimeoutError,
+  type Gate,
+  createGate,
+  sleep,
+  waitUntil,
+  within,
+} from './wait.js';
+export { NON_UTF8_BYTES, asciiBytes, sameBytes, testEnvelope } from './envelopes.js';
+export { processedGuard } from './guard.js';
+export { type TransportFixture, createTransportFixture } from './transport/fixture.js';
+
+// Capability records (read by scripts/capability-matrix.mjs)
+export {
+  type CapabilityName,
+  type ConformanceRecord,
+  type ScenarioRecord,
+  type ScenarioStatus,
+  defaultRecordDir,
+} from './matrix.js';

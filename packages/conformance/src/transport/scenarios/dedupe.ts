@@ -1,0 +1,90 @@
+import { type Delivery, createMemoryInbox } from '@onceflow/core';
+import { expect } from 'vitest';
+import { testEnvelope } from '../../envelopes.js';
+import { processedGuard } from '../../guard.js';
+import { createHandlerSpy } from '../../spy.js';
+import { sleep, waitUntil } from '../../wait.js';
+import type { ScenarioContext, ScenarioGroup, TransportScenario } from '../scenario.js';
+
+/** A spy whose acks go through a processed-guard, counting how often each effect ran. */
+function guardedSpy(ctx: ScenarioContext) {
+  const effects = new Map<string, number>();
+  const guard = processedGuard(
+    createMemoryInbox(),
+    async (d: Delivery) => {
+      effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
+    },
+    { maxBusyDelayMs: Math.min(50, ctx.caps.maxDelayMs) },
+  );
+  const spy = createHandlerSpy(guard, { timeoutMs: ctx.t.deliveryMs });
+  return { spy, effects };
+}
+
+const declared: TransportScenario = {
+  name: 'drops a re-publish with the same dedupe key within the declared window, and delivers a distinct key',
+  proves: ['brokerDedupe'],
+  async run({ fixture, t, longLockMs }) {
+    await using fx = await fixture();
+    const event = testEnvelope();
+    const sentinel = testEnvelope();
+    const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs });
+    await fx.consume(spy.handler(), { concurrency: 2, lockMs: longLockMs });
+    await fx.publish(event);
+    await fx.publish(event); // the receiver's relay re-publishing after a crash
+    await fx.publish({ envelope: event }, { envelope: event, dedupeKey: event.id });
+    await fx.publish({ envelope: event, dedupeKey: `${event.id}:replay-1` }); // a replay: distinct key
+    await fx.publish(sentinel);
+    await spy.waitFor(sentinel.id, 'processed');
+    await spy.waitForCount('processed', 2, { id: event.id });
+    await sleep(t.quietMs);
+    expect(spy.count('received', event.id), 'one delivery per distinct dedupe key').toBe(2);
+  },
+};
+
+const fallback: TransportScenario = {
+  name: 'without broker dedupe, a re-publish may arrive twice and the processed-guard keeps its effect once',
+  proves: ['brokerDedupe'],
+  async run(ctx) {
+    await using fx = await ctx.fixture();
+    const event = testEnvelope();
+    const sentinel = testEnvelope();
+    const { spy, effects } = guardedSpy(ctx);
+    await fx.consume(spy.handler(), { concurrency: 2, lockMs: ctx.longLockMs });
+    await fx.publish(event);
+    await fx.publish(event);
+    await fx.publish(sentinel);
+    await spy.waitFor(sentinel.id, 'processed');
+    await spy.waitFor(event.id, 'processed');
+    await sleep(ctx.t.quietMs);
+    await waitUntil(() => spy.count('received', event.id) === spy.count('processed', event.id), {
+      timeoutMs: ctx.t.deliveryMs,
+      message: 'every delivery of the duplicated event to be acked',
+    });
+    expect(spy.count('processed', event.id)).toBeGreaterThanOrEqual(1);
+    expect(spy.count('processed', event.id)).toBeLessThanOrEqual(2);
+    expect(effects.get(event.id), 'effect of the duplicated event').toBe(1);
+  },
+};
+
+const guardAlways: TransportScenario = {
+  name: 'the processed-guard keeps the effect once when one event is delivered twice',
+  proves: [],
+  async run(ctx) {
+    await using fx = await ctx.fixture();
+    const event = testEnvelope();
+    const { spy, effects } = guardedSpy(ctx);
+    await fx.consume(spy.handler(), { concurrency: 2, lockMs: ctx.longLockMs });
+    await fx.publish(
+      { envelope: event, dedupeKey: `${event.id}:a` },
+      { envelope: event, dedupeKey: `${event.id}:b` },
+    );
+    await spy.waitForCount('processed', 2, { id: event.id });
+    expect(effects.get(event.id)).toBe(1);
+  },
+};
+
+/** Broker dedupe when declared, the guard fallback when not, and the guard in any case. */
+export const dedupeScenarios: ScenarioGroup = (caps) => [
+  caps.brokerDedupe === false ? fallback : declared,
+  guardAlways,
+];

@@ -1,0 +1,119 @@
+import { type Delivery, toOnceflowError } from '@onceflow/core';
+import { expect } from 'vitest';
+import { testEnvelope } from '../../envelopes.js';
+import { createHandlerSpy } from '../../spy.js';
+import { sleep, waitUntil } from '../../wait.js';
+import type { ScenarioGroup, TransportScenario } from '../scenario.js';
+
+const messageScope: TransportScenario = {
+  name: 'redelivers a hung handler’s message with attempt 2 after lockMs, aborts the first delivery’s signal and ignores its late settlement',
+  proves: ['lock'],
+  async run({ fixture, t }) {
+    await using fx = await fixture();
+    const event = testEnvelope();
+    const first = fx.gate();
+    const second = fx.gate();
+    let lateAck: unknown = 'not settled';
+    const spy = createHandlerSpy(
+      async (d) => {
+        if (d.attempt === 1) {
+          await first.opened;
+          lateAck = await d.ack().then(
+            () => 'resolved',
+            (err: unknown) => toOnceflowError(err).code,
+          );
+          return;
+        }
+        if (d.attempt === 2) {
+          await second.opened;
+          return d.retry({ delayMs: 0 }); // must still find the message: the late ack removed nothing
+        }
+        return d.ack();
+      },
+      { timeoutMs: t.lockMs + t.deliveryMs },
+    );
+    await fx.consume(spy.handler(), { concurrency: 2, lockMs: t.lockMs });
+    const publishedAt = Date.now();
+    await fx.publish(event);
+    const held = await spy.waitFor(event.id, 'received', { attempt: 1 });
+    const again = await spy.waitFor(event.id, 'received', { attempt: 2 });
+    expect(
+      again.at - publishedAt,
+      'redelivered only after the lock expired',
+    ).toBeGreaterThanOrEqual(t.lockMs);
+    const stale: Delivery = held.delivery;
+    await waitUntil(() => stale.signal.aborted, {
+      timeoutMs: t.deliveryMs,
+      message: 'the first delivery’s signal to be aborted once its lock is lost',
+    });
+    await expect(stale.extendLock(t.lockMs)).rejects.toMatchObject({ code: 'LOCK_LOST' });
+    first.open();
+    await spy.waitFor(event.id, 'returned', { attempt: 1 });
+    second.open();
+    await spy.waitFor(event.id, 'processed', { attempt: 3 });
+    expect(['resolved', 'LOCK_LOST']).toContain(lateAck);
+  },
+};
+
+const consumerScope: TransportScenario = {
+  name: 'keeps a message with its consumer while it lives, and redelivers it to another consumer with attempt 2 when that consumer closes without settling',
+  proves: ['lock'],
+  async run({ fixture, t }) {
+    await using fx = await fixture();
+    const event = testEnvelope();
+    const hang = fx.gate();
+    const spy = createHandlerSpy(
+      async (d, { consumer }) => {
+        if (consumer === 'first') return hang.opened; // returns without settling
+        return d.ack();
+      },
+      { timeoutMs: t.deliveryMs },
+    );
+    const firstSub = await fx.consume(spy.handler('first'), { concurrency: 1, lockMs: t.lockMs });
+    await fx.publish(event);
+    await spy.waitFor(event.id, 'received');
+    const other = await fx.open();
+    await fx.consume(spy.handler('second'), { concurrency: 1, lockMs: t.lockMs }, other);
+    await sleep(Math.max(t.quietMs, t.lockMs * 1.5));
+    expect(spy.count('received', event.id), 'not redelivered while its consumer holds it').toBe(1);
+    const closing = firstSub.close();
+    hang.open();
+    await closing;
+    const again = await spy.waitFor(event.id, 'processed');
+    expect(again.consumer).toBe('second');
+    expect(again.attempt).toBe(2);
+  },
+};
+
+const extendLock: TransportScenario = {
+  name: 'extendLock keeps a long handler’s message from being redelivered',
+  proves: ['lock'],
+  async run({ fixture, t }) {
+    await using fx = await fixture();
+    const event = testEnvelope();
+    const spy = createHandlerSpy(
+      async (d) => {
+        const until = Date.now() + t.lockMs * 2.5;
+        while (Date.now() < until) {
+          await d.extendLock(t.lockMs);
+          await sleep(t.lockMs / 4);
+        }
+        await d.ack();
+      },
+      { timeoutMs: t.lockMs * 3 + t.deliveryMs },
+    );
+    await fx.consume(spy.handler(), { concurrency: 2, lockMs: t.lockMs });
+    await fx.publish(event);
+    const done = await spy.waitFor(event.id, 'processed');
+    expect(done.attempt).toBe(1);
+    expect(done.delivery.signal.aborted).toBe(false);
+    await sleep(Math.max(t.quietMs, t.lockMs));
+    expect(spy.count('received', event.id)).toBe(1);
+  },
+};
+
+/** Lock loss by the declared scope, and extension. */
+export const lockScenarios: ScenarioGroup = (caps) => [
+  caps.lock.scope === 'message' ? messageScope : consumerScope,
+  extendLock,
+];
