@@ -1,0 +1,92 @@
+import {
+  decodeEnvelope,
+  type Envelope,
+  encodeEnvelope,
+  type Inbox,
+  type InboxStats,
+  type StaleClaim,
+} from '@onceflow/core';
+import { nonNegative, positiveMs } from './arguments.js';
+import { claim } from './claim.js';
+import { exec, type Queryable } from './exec.js';
+import type { InboxStatements } from './statements.js';
+
+interface StatsRow {
+  pending: string;
+  enqueued: string;
+  processed: string;
+  oldest: Date | null;
+  conflicts: string;
+}
+
+/** Runs one batched DELETE until a batch comes back short; returns rows deleted. */
+async function deleteInBatches(
+  run: () => Promise<number | null>,
+  batchSize: number,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = (await run()) ?? 0;
+    total += deleted;
+    if (deleted < batchSize) return total;
+  }
+}
+
+/**
+ * The receiver-side half of the store (`release` lives with the store: it serves both halves).
+ * Every method is one autocommit statement (claim: at most two per round), safe to call from any
+ * number of processes at once.
+ */
+export function createInboxMethods(
+  db: Queryable,
+  sql: InboxStatements,
+  purgeBatchSize: number,
+): Omit<Inbox, 'release'> {
+  return {
+    claim: (envelope, { leaseMs }) => claim(db, sql, envelope, leaseMs),
+
+    async markEnqueued(source, id, token) {
+      await exec(db, sql.markEnqueued, [source, id, token], 'markEnqueued');
+    },
+
+    async takeStale({ olderThanMs, leaseMs, limit }): Promise<StaleClaim[]> {
+      positiveMs('leaseMs', leaseMs);
+      nonNegative('olderThanMs', olderThanMs);
+      if (Math.floor(nonNegative('limit', limit)) === 0) return [];
+      const res = await exec<{ envelope: string; lease_token: string; claimed_at: Date }>(
+        db,
+        sql.takeStale,
+        [olderThanMs, leaseMs, Math.floor(limit)],
+        'takeStale',
+      );
+      return res.rows
+        .sort((a, b) => a.claimed_at.getTime() - b.claimed_at.getTime())
+        .map((r) => ({ envelope: decodeEnvelope(r.envelope), token: r.lease_token }));
+    },
+
+    async recordConflict(envelope: Envelope) {
+      const values = [envelope.source, envelope.id, envelope.payloadHash, encodeEnvelope(envelope)];
+      await exec(db, sql.recordConflict, values, 'recordConflict');
+    },
+
+    async purge({ olderThan }) {
+      const batch = (statement: typeof sql.purgeBatch) => async () =>
+        (await exec(db, statement, [olderThan, purgeBatchSize], 'purge')).rowCount;
+      const purged = await deleteInBatches(batch(sql.purgeBatch), purgeBatchSize);
+      await deleteInBatches(batch(sql.purgeConflictsBatch), purgeBatchSize);
+      return purged;
+    },
+
+    async stats(): Promise<InboxStats> {
+      const res = await exec<StatsRow>(db, sql.stats, [], 'stats');
+      const row = res.rows[0];
+      return {
+        pending: Number(row?.pending ?? 0),
+        enqueued: Number(row?.enqueued ?? 0),
+        processed: Number(row?.processed ?? 0),
+        oldestUnprocessedAt: row?.oldest ?? undefined,
+        conflicts: Number(row?.conflicts ?? 0),
+      };
+    },
+  };
+}

@@ -1,0 +1,9 @@
+// The store: Inbox + ProcessedStore over one table
+export { type PostgresInbox, createPostgresInbox } from './store.js';
+export type { InboxLocation, PostgresInboxConfig } from './config.js';
+
+// Schema
+export { type MigrateResult, migrate } from './migrate.js';
+
+// Same-transaction processed mark
+export { markProcessed } from './mark-processed.js';

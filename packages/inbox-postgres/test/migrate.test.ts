@@ -1,0 +1,84 @@
+import { ConfigError } from '@onceflow/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrate } from '../src/index.js';
+import { createPool, dropSchema, randomSchema } from './helpers.js';
+
+const pool = createPool(2);
+const schemas: string[] = [];
+const fresh = (): string => {
+  const schema = randomSchema();
+  schemas.push(schema);
+  return schema;
+};
+
+afterAll(async () => {
+  for (const schema of schemas) await dropSchema(pool, schema);
+  await pool.end();
+});
+
+async function tablesIn(schema: string): Promise<string[]> {
+  const res = await pool.query<{ table_name: string }>(
+    'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1',
+    [schema],
+  );
+  return res.rows.map((r) => r.table_name);
+}
+
+describe('migrate', () => {
+  it('creates the schema and tables, and records each migration once', async () => {
+    const schema = fresh();
+    expect(await migrate(pool, { schema })).toEqual({ applied: ['001_inbox'] });
+    expect(await tablesIn(schema)).toEqual([
+      'onceflow_inbox',
+      'onceflow_inbox_conflicts',
+      'onceflow_migrations',
+    ]);
+    const log = await pool.query(`SELECT target, name FROM "${schema}".onceflow_migrations`);
+    expect(log.rows).toEqual([{ target: 'onceflow_inbox', name: '001_inbox' }]);
+  });
+
+  it('is idempotent: a second run applies nothing', async () => {
+    const schema = fresh();
+    await migrate(pool, { schema });
+    expect(await migrate(pool, { schema })).toEqual({ applied: [] });
+    const log = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".onceflow_migrations`);
+    expect(log.rows[0]).toEqual({ n: 1 });
+  });
+
+  it('is safe when several processes start at once', async () => {
+    const schema = fresh();
+    // One pool per "process", so each migrate runs on its own connection at the same time.
+    const pools = Array.from({ length: 4 }, () => createPool(1));
+    try {
+      const results = await Promise.all(pools.map((p) => migrate(p, { schema })));
+      const applied = results.map((r) => r.applied.length).sort();
+      expect(applied).toEqual([0, 0, 0, 1]);
+      expect(await tablesIn(schema)).toContain('onceflow_inbox');
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+    }
+  });
+
+  it('keeps several inbox tables in one schema apart', async () => {
+    const schema = fresh();
+    const [a, b] = await Promise.all([
+      migrate(pool, { schema, table: 'inbox_a' }),
+      migrate(pool, { schema, table: 'inbox_b' }),
+    ]);
+    expect([a.applied, b.applied]).toEqual([['001_inbox'], ['001_inbox']]);
+    expect(await tablesIn(schema)).toEqual([
+      'inbox_a',
+      'inbox_a_conflicts',
+      'inbox_b',
+      'inbox_b_conflicts',
+      'onceflow_migrations',
+    ]);
+  });
+
+  it('refuses unsafe names before touching the database', async () => {
+    await expect(migrate(pool, { schema: 'x"; DROP SCHEMA public; --' })).rejects.toBeInstanceOf(
+      ConfigError,
+    );
+    await expect(migrate(pool, { table: '1inbox' })).rejects.toBeInstanceOf(ConfigError);
+  });
+});

@@ -1,0 +1,70 @@
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { createPostgresInbox, type PostgresInbox } from '../src/index.js';
+import { envelope, fixture } from './helpers.js';
+
+const OLD = new Date('2020-01-01T00:00:00Z');
+const CUTOFF = new Date('2021-01-01T00:00:00Z');
+
+/** The real pool, counting the purge statements that pass through it. */
+function countingPool(pool: pg.Pool, counter: { batches: number }): pg.Pool {
+  return new Proxy(pool, {
+    get(target, prop) {
+      if (prop !== 'query') return Reflect.get(target, prop, target);
+      return (config: pg.QueryConfig, ...rest: unknown[]) => {
+        if (/^onceflow_purge_[0-9a-f]+$/.test(config.name ?? '')) counter.batches += 1;
+        return (target.query as (...args: unknown[]) => unknown)(config, ...rest);
+      };
+    },
+  });
+}
+
+async function enqueued(store: PostgresInbox, receivedAt: Date) {
+  const env = envelope({ receivedAt });
+  const claim = await store.claim(env, { leaseMs: 60_000 });
+  if (claim.status !== 'new') throw new Error(`unexpected ${claim.status}`);
+  await store.markEnqueued(env.source, env.id, claim.token);
+  return env;
+}
+
+describe('purge', () => {
+  it('deletes old enqueued and processed rows in batches, never pending or leased ones', async () => {
+    await using fx = await fixture();
+    const counter = { batches: 0 };
+    const store = createPostgresInbox({
+      pool: countingPool(fx.pool, counter),
+      schema: fx.schema,
+      purgeBatchSize: 5,
+    });
+
+    for (let i = 0; i < 15; i++) await enqueued(store, OLD);
+    for (let i = 0; i < 8; i++) {
+      const env = await enqueued(store, OLD);
+      const begun = await store.begin(env.source, env.id, { leaseMs: 60_000 });
+      if (begun.status !== 'acquired') throw new Error('not acquired');
+      await store.complete(env.source, env.id, begun.token);
+    }
+    for (let i = 0; i < 2; i++) await store.claim(envelope({ receivedAt: OLD }), { leaseMs: 1 });
+    const inProgress = await enqueued(store, OLD);
+    await store.begin(inProgress.source, inProgress.id, { leaseMs: 60_000 });
+    for (let i = 0; i < 3; i++) await enqueued(store, new Date());
+
+    expect(await store.purge({ olderThan: CUTOFF })).toBe(23);
+    expect(counter.batches).toBe(5); // 5 + 5 + 5 + 5 + 3: the short batch ends the loop
+    expect(await store.stats()).toMatchObject({ pending: 2, enqueued: 4, processed: 0 });
+    expect(await store.purge({ olderThan: CUTOFF })).toBe(0);
+  });
+
+  it('drops conflict records past retention with the rows', async () => {
+    await using fx = await fixture({ purgeBatchSize: 2 });
+    for (let i = 0; i < 5; i++) await fx.store.recordConflict(envelope());
+    expect((await fx.store.stats()).conflicts).toBe(5);
+    await fx.pool.query(
+      `UPDATE "${fx.schema}".onceflow_inbox_conflicts SET seen_at = $1 WHERE seq IN (
+         SELECT seq FROM "${fx.schema}".onceflow_inbox_conflicts ORDER BY seq LIMIT 3)`,
+      [OLD],
+    );
+    await fx.store.purge({ olderThan: CUTOFF });
+    expect((await fx.store.stats()).conflicts).toBe(2);
+  });
+});
