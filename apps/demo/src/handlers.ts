@@ -1,0 +1,54 @@
+import { NonRetryableError, defineHandler } from '@onceflow/core';
+import { z } from 'zod';
+import type { Ledger } from './stack.js';
+
+/**
+ * The demo's handlers: the same code runs on every broker. A payment event charges a customer
+ * through the payments API (with `ctx.idempotencyKey`, so a redelivery never charges twice) and
+ * then writes the ledger row and the processed mark in one transaction.
+ */
+const paymentSucceeded = z.object({
+  id: z.string(),
+  type: z.literal('payment_intent.succeeded'),
+  data: z.object({
+    object: z.object({ id: z.string(), amount: z.number().int().positive(), customer: z.string() }),
+  }),
+});
+
+const push = z.object({
+  after: z.string(),
+  repository: z.object({ full_name: z.string() }),
+});
+
+export function demoHandlers(deps: { ledger: Ledger; paymentsUrl: string }) {
+  return [
+    defineHandler({
+      type: 'payment_intent.succeeded',
+      schema: paymentSucceeded,
+      handle: async (event, ctx) => {
+        const { amount, customer } = event.data.object;
+        if (customer === 'cus_blocked') throw new NonRetryableError('customer is blocked');
+        if (customer === 'cus_always_fails') throw new Error('card processor keeps timing out');
+        const res = await fetch(`${deps.paymentsUrl}/v1/charges`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'idempotency-key': ctx.idempotencyKey('charge'),
+          },
+          body: JSON.stringify({ eventId: event.id, amount, customer }),
+          signal: ctx.signal,
+        });
+        if (!res.ok) throw new Error(`payments API answered ${res.status}`);
+        const charge = (await res.json()) as { id: string };
+        await deps.ledger.record(ctx.envelope, { amount, chargeId: charge.id });
+      },
+    }),
+    defineHandler({
+      type: 'push',
+      schema: push,
+      handle: async (event, ctx) => {
+        await deps.ledger.record(ctx.envelope, { amount: null, chargeId: event.after });
+      },
+    }),
+  ];
+}

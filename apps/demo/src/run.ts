@@ -1,0 +1,165 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createMetrics, createReceiver, createRelay, github, stripe } from '@onceflow/core';
+import { startPaymentsApi } from './payments.js';
+import { runSender } from './sender.js';
+import { openStack } from './stack.js';
+import { type Summary, summarise } from './summary.js';
+
+export interface DemoOptions {
+  readonly broker: string;
+  /** Stripe events; GitHub deliveries are a quarter of that. */
+  readonly events: number;
+  /** SIGKILL the worker mid-batch (twice) and start a new one. */
+  readonly kill: boolean;
+  readonly log: (line: string) => void;
+}
+
+const workerEntry = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
+
+function forkWorker(
+  args: string[],
+  onSuppressed: (n: number) => void,
+  onHeap: (n: number) => void,
+): Promise<ChildProcess> {
+  const child = fork(workerEntry, args, {
+    execArgv: ['--conditions=@onceflow/source', '--import', 'tsx', '--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.on('message', (m: { kind: string; count?: number; heapUsed?: number }) => {
+      if (m.kind === 'ready') resolve(child);
+      if (m.kind === 'suppressed') onSuppressed(m.count ?? 0);
+      if (m.kind === 'heap') onHeap(m.heapUsed ?? 0);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited early with code ${code}`)));
+  });
+}
+
+const until = async (
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+/** Runs the whole demo once and returns its summary. */
+export async function runDemo(options: DemoOptions): Promise<Summary> {
+  const runId = randomBytes(4).toString('hex');
+  const dir = mkdtempSync(join(tmpdir(), 'onceflow-demo-'));
+  const stripeSecret = `whsec_${randomBytes(16).toString('hex')}`;
+  const githubSecret = randomBytes(16).toString('hex');
+  const stack = await openStack(options.broker, { dir, runId });
+  const payments = await startPaymentsApi();
+  const metrics = createMetrics();
+  const receiver = createReceiver({
+    sources: {
+      stripe: stripe({ secrets: [stripeSecret] }),
+      github: github({ secrets: [githubSecret] }),
+    },
+    inbox: stack.inbox,
+    transport: stack.transport,
+    metrics,
+  });
+  const relay = createRelay({
+    inbox: stack.inbox,
+    transport: stack.transport,
+    olderThanMs: 2000,
+    intervalMs: 500,
+    metrics,
+  });
+  const server = createServer(receiver.nodeHandler());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await relay.start();
+
+  let workerSuppressed = 0;
+  // Heap samples (after GC) of the current worker process; a new process starts a new series.
+  let heapSamples: number[] = [];
+  const workerArgs = [options.broker, dir, runId, payments.url];
+  const spawn = () => {
+    heapSamples = [];
+    return forkWorker(
+      workerArgs,
+      (n) => {
+        workerSuppressed += n;
+      },
+      (h) => heapSamples.push(h),
+    );
+  };
+  let worker = await spawn();
+  const good = options.events + Math.floor(options.events / 4);
+  options.log(
+    `demo ${runId}: broker ${stack.broker}, ${good} good events + 3 poison, receiver ${receiverUrl}`,
+  );
+
+  // Kill the worker mid-batch, twice, and start a fresh one each time.
+  let kills = 0;
+  const killer = (async () => {
+    if (!options.kill) return;
+    for (const fraction of [0.25, 0.6]) {
+      await until(
+        'ledger progress',
+        async () => (await stack.ledger.rowsByEvent()).size >= good * fraction,
+        120_000,
+      );
+      worker.kill('SIGKILL');
+      kills++;
+      options.log(
+        `  killed the worker (SIGKILL) at ${Math.round(fraction * 100)}% and started a new one`,
+      );
+      worker = await spawn();
+    }
+  })();
+
+  const sent = await runSender({
+    receiverUrl,
+    stripeSecret,
+    githubSecret,
+    runId,
+    stripeEvents: options.events,
+    githubEvents: Math.floor(options.events / 4),
+    concurrency: 16,
+  });
+  await killer;
+  await until(
+    'every accepted event to be processed or dead-lettered',
+    async () => {
+      const rows = await stack.ledger.rowsByEvent();
+      const dead = await stack.transport.deadLetters.count();
+      return rows.size + dead >= sent.accepted.size;
+    },
+    120_000,
+  );
+
+  await new Promise<void>((resolve) => {
+    worker.once('exit', () => resolve());
+    worker.send({ kind: 'stop' });
+  });
+  await relay.close();
+  await new Promise<void>((r) => server.close(() => r()));
+
+  const summary = await summarise({
+    sent,
+    stack,
+    metrics,
+    payments,
+    workerSuppressed,
+    kills,
+    heapSamples,
+  });
+  await payments.close();
+  await stack.close();
+  return summary;
+}

@@ -1,0 +1,44 @@
+import type { Envelope, Inbox, ProcessedStore, Transport } from '@onceflow/core';
+
+/**
+ * The demo's side-effect ledger. Its table has NO unique constraint on the event id, so a double
+ * would show as two rows; `record` writes the row and the processed mark in one transaction, which
+ * is what makes it effectively-once.
+ */
+export interface Ledger {
+  record(envelope: Envelope, entry: { amount: number | null; chargeId: string }): Promise<void>;
+  /** Ledger rows per event id. */
+  rowsByEvent(): Promise<Map<string, number>>;
+}
+
+/** Everything one broker choice gives the demo. */
+export interface Stack {
+  readonly broker: string;
+  readonly inbox: Inbox;
+  readonly processed: ProcessedStore;
+  readonly transport: Transport;
+  readonly ledger: Ledger;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Working directory for files (the embedded database). */
+  readonly dir: string;
+  /** A run id, used to keep queues and tables of separate runs apart. */
+  readonly runId: string;
+}
+
+export type StackFactory = (options: StackOptions) => Promise<Stack>;
+
+const factories: Record<string, () => Promise<StackFactory>> = {
+  embedded: async () => (await import('./stacks/embedded.js')).embeddedStack,
+};
+
+export const brokers = Object.keys(factories);
+
+/** Opens the stack for `broker`; throws with the list of known brokers for any other name. */
+export async function openStack(broker: string, options: StackOptions): Promise<Stack> {
+  const load = factories[broker];
+  if (!load) throw new Error(`unknown broker "${broker}"; choose one of: ${brokers.join(', ')}`);
+  return (await load())(options);
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// `pnpm test`: brings up what the project can start, fails naming anything missing, never skips.
+// Then: typecheck, lint, circular-import check, and every package's tests (sequentially: 2 cores),
+// ending with one plain line "N passed, N failed".
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { missingServices } from './services.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+const run = (cmd, args, opts = {}) => {
+  console.log(`\n$ ${cmd} ${args.join(' ')}`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
+  return r.status ?? 1;
+};
+
+const missing = await missingServices();
+if (missing.length > 0) {
+  console.error(
+    `\nCannot run the tests: these services are not reachable:\n  - ${missing.join('\n  - ')}`,
+  );
+  process.exit(1);
+}
+
+for (const [cmd, args] of [
+  ['pnpm', ['exec', 'turbo', 'run', 'typecheck', '--output-logs=errors-only']],
+  ['pnpm', ['exec', 'biome', 'check', '.']],
+  ['pnpm', ['run', 'check:cycles']],
+]) {
+  if (run(cmd, args) !== 0) {
+    console.error(`\nFAILED: ${cmd} ${args.join(' ')}`);
+    process.exit(1);
+  }
+}
+
+const dirs = ['packages', 'apps'].flatMap((d) =>
+  readdirSync(join(root, d))
+    .map((p) => join(root, d, p))
+    .filter((p) => existsSync(join(p, 'vitest.config.ts'))),
+);
+let passed = 0;
+let failed = 0;
+const failedPackages = [];
+for (const dir of dirs) {
+  const out = join(dir, '.vitest-result.json');
+  rmSync(out, { force: true });
+  const status = run(
+    'pnpm',
+    ['exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`],
+    { cwd: dir },
+  );
+  if (existsSync(out)) {
+    const r = JSON.parse(readFileSync(out, 'utf8'));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests + (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+    rmSync(out, { force: true });
+  }
+  if (status !== 0) failedPackages.push(dir.slice(root.length));
+}
+if (failedPackages.length) console.error(`\nFailing packages: ${failedPackages.join(', ')}`);
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(failedPackages.length || failed ? 1 : 0);
