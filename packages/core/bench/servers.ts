@@ -1,0 +1,134 @@
+/**
+ * The servers the receiver benchmark compares, each started alone in a child process (so the
+ * load generator never shares its event loop): `node --import tsx bench/servers.ts <kind>`.
+ * The child answers the parent with `{ port }` once listening and exits when the parent does.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  type IncomingMessage,
+  type RequestListener,
+  type ServerResponse,
+  createServer,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { Inbox } from '../src/contracts/inbox.js';
+import { createMemoryInbox } from '../src/memory/inbox.js';
+import { createMemoryTransport } from '../src/memory/transport.js';
+import { createMetrics } from '../src/observability/metrics.js';
+import { type Receiver, createReceiver } from '../src/receiver/index.js';
+import { stripe } from '../src/verify/stripe.js';
+
+export const BENCH_SECRET = 'whsec_bench_secret';
+
+export const SERVER_KINDS = [
+  'bare',
+  'hmac',
+  'receiver',
+  'receiver, no-op stores',
+  'receiver+metrics',
+  'receiver via hono',
+] as const;
+export type ServerKind = (typeof SERVER_KINDS)[number];
+
+const readBody = (req: IncomingMessage, done: (body: Buffer) => void) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => done(Buffer.concat(chunks)));
+};
+
+const answer = (res: ServerResponse, status: number, body: string) => {
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+  });
+  res.end(body);
+};
+
+/** (a) No work: read the body, answer 202. */
+const bare: RequestListener = (req, res) =>
+  readBody(req, () => answer(res, 202, '{"status":"accepted"}'));
+
+/**
+ * (b) The hand-written twin: the Stripe scheme checked by hand (t + v1 hex HMAC-SHA256 over
+ * `t.body`, constant-time compare, 300 s tolerance), then the event id read from the JSON body,
+ * as any real handler must before it can do anything with the event.
+ */
+const hmac: RequestListener = (req, res) =>
+  readBody(req, (body) => {
+    let t = Number.NaN;
+    const v1: Buffer[] = [];
+    for (const part of String(req.headers['stripe-signature'] ?? '').split(',')) {
+      const eq = part.indexOf('=');
+      if (part.slice(0, eq) === 't') t = Number(part.slice(eq + 1));
+      else if (part.slice(0, eq) === 'v1') v1.push(Buffer.from(part.slice(eq + 1), 'hex'));
+    }
+    const expected = createHmac('sha256', BENCH_SECRET).update(`${t}.`).update(body).digest();
+    const ok = v1.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected));
+    if (!ok || Math.abs(Date.now() / 1000 - t) > 300)
+      return answer(res, 401, '{"status":"unauthorized"}');
+    const event = JSON.parse(body.toString('utf8')) as { id: string };
+    answer(res, 202, JSON.stringify({ status: 'accepted', id: event.id }));
+  });
+
+/** (c) The receiver: Stripe verifier, memory inbox, memory transport (wire-encodes each message). */
+function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Receiver {
+  return createReceiver({
+    sources: { stripe: stripe({ secrets: [BENCH_SECRET] }) },
+    inbox: options.noopStores ? noopInbox : createMemoryInbox(),
+    transport: options.noopStores ? { publish: async () => {} } : createMemoryTransport(),
+    metrics: options.metrics ? createMetrics() : undefined,
+  });
+}
+
+/**
+ * Stores that keep nothing: isolates the receiver's own cost (verify, hash, envelope, answer)
+ * from what the memory stores cost (they keep every envelope, and the transport wire-encodes it).
+ */
+const noopInbox: Inbox = {
+  claim: async () => ({ status: 'new', token: 't' }),
+  markEnqueued: async () => {},
+  release: async () => {},
+  takeStale: async () => [],
+  recordConflict: async () => {},
+  purge: async () => 0,
+  stats: async () => ({ pending: 0, enqueued: 0, processed: 0, conflicts: 0 }),
+};
+
+function listen(kind: ServerKind): Promise<number> {
+  if (kind === 'receiver via hono') {
+    const r = receiver();
+    const app = new Hono();
+    app.post('/webhooks/:source', (c) => r.fetch(c.req.raw, c.req.param('source')));
+    return new Promise((resolve) => {
+      serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
+    });
+  }
+  const listener =
+    kind === 'bare'
+      ? bare
+      : kind === 'hmac'
+        ? hmac
+        : receiver({
+            metrics: kind === 'receiver+metrics',
+            noopStores: kind === 'receiver, no-op stores',
+          }).nodeHandler();
+  const server = createServer({ keepAliveTimeout: 60_000 }, listener);
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
+}
+
+const kind = process.argv[2] as ServerKind | undefined;
+if (kind && process.send) {
+  if (!SERVER_KINDS.includes(kind)) throw new Error(`unknown server kind ${kind}`);
+  const port = await listen(kind);
+  process.send({ port });
+  // The parent asks for this process's CPU time (µs) around each measured round.
+  process.on('message', () => {
+    const { user, system } = process.cpuUsage();
+    process.send?.({ cpuUs: user + system });
+  });
+  process.on('disconnect', () => process.exit(0));
+}

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import type { Inbox } from '../contracts/inbox.js';
+import type { Source } from '../contracts/source.js';
+import type { Transport } from '../contracts/transport.js';
+import { ConfigError } from '../errors.js';
+import { type Logger, silentLogger } from '../observability/logger.js';
+import type { OnceflowMetrics } from '../observability/metrics.js';
+import { isSignatureHeader } from './headers.js';
+import { DEFAULT_INBOX_RETENTION_MS } from './retention.js';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const hasMethods =
+  (...names: string[]) =>
+  (v: unknown): boolean =>
+    isObject(v) && names.every((n) => typeof v[n] === 'function');
+
+const sourceSchema = z.custom<Source>(
+  (v) => isObject(v) && isObject(v.preset) && hasMethods('verify')(v.verifier),
+  'a Source ({ preset, verifier }), e.g. stripe({ secrets })',
+);
+
+const schema = z.object({
+  sources: z
+    .record(z.string().regex(/^[\w.-]+$/, 'source names are URL path segments'), sourceSchema)
+    .refine((s) => Object.keys(s).length > 0, 'at least one source'),
+  inbox: z.custom<Inbox>(
+    hasMethods('claim', 'markEnqueued', 'release', 'recordConflict'),
+    'an Inbox',
+  ),
+  transport: z.custom<Pick<Transport, 'publish'>>(hasMethods('publish'), 'a Transport'),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
+  leaseMs: z.number().int().positive().default(30_000),
+  retryAfterSec: z.number().int().nonnegative().default(5),
+  inboxRetentionMs: z.number().positive().default(DEFAULT_INBOX_RETENTION_MS),
+  keepHeaders: z
+    .array(z.string().transform((h) => h.toLowerCase()))
+    .refine((hs) => !hs.some(isSignatureHeader), 'signature headers are never kept')
+    .default([]),
+  logger: z.custom<Logger>(hasMethods('info', 'warn', 'error')).default(silentLogger),
+  metrics: z.custom<OnceflowMetrics>((v) => isObject(v) && isObject(v.webhooksReceived)).optional(),
+  now: z.custom<() => Date>((v) => typeof v === 'function').default(() => () => new Date()),
+});
+
+/** Everything `createReceiver` takes. Only `sources`, `inbox` and `transport` are required. */
+export interface ReceiverConfig {
+  /** Source name (the last path segment, `/webhooks/<name>`) → configured sender. */
+  sources: Record<string, Source>;
+  /** The dedupe authority; one `claim` per event, then `markEnqueued` or `release`. */
+  inbox: Inbox;
+  /** Only `publish` is used. */
+  transport: Pick<Transport, 'publish'>;
+  /** Larger bodies are refused with 413 before (Content-Length) or while reading. Default 256 KiB. */
+  maxBodyBytes?: number | undefined;
+  /** Lease on a fresh claim, in ms; after it a crashed request's claim goes to the relay. Default 30 s. */
+  leaseMs?: number | undefined;
+  /** `Retry-After` seconds sent with 503. Default 5. */
+  retryAfterSec?: number | undefined;
+  /**
+   * How long the inbox keeps ids (what your retention janitor purges after). The receiver refuses
+   * to start when it is shorter than a source's retry horizon. Default 4 days.
+   */
+  inboxRetentionMs?: number | undefined;
+  /** Extra request headers (besides content type, trace context, delivery/attempt headers) to keep on the envelope. Never signatures. */
+  keepHeaders?: readonly string[] | undefined;
+  logger?: Logger | undefined;
+  metrics?: OnceflowMetrics | undefined;
+  /** Clock for signature tolerance and `receivedAt`. Default `() => new Date()`. */
+  now?: (() => Date) | undefined;
+}
+
+export type ResolvedReceiverConfig = z.output<typeof schema>;
+
+/** Defaults and validation for the receiver, in one spot. Throws `ConfigError`. */
+export function resolveReceiverConfig(config: ReceiverConfig): ResolvedReceiverConfig {
+  const parsed = schema.safeParse(config);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid receiver config: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data;
+}

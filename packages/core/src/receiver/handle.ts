@@ -1,0 +1,154 @@
+import type { Source } from '../contracts/source.js';
+import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
+import type { Envelope } from '../envelope.js';
+import { BadRequestError, PayloadTooLargeError, SignatureError } from '../errors.js';
+import { acceptMany, acceptOne } from './accept.js';
+import { BodyConsumedError } from './body.js';
+import type { ResolvedReceiverConfig } from './config.js';
+import { headerPicker } from './headers.js';
+import { sha256Hex } from './hash.js';
+import { combine, type Outcome, type Reply, reply } from './reply.js';
+
+/** A request as the adapters hand it over: nothing read yet. */
+export interface PendingRequest {
+  readonly method: string;
+  /** Lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The declared Content-Length, if any. */
+  readonly contentLength: number | undefined;
+  url(): URL;
+  /** Reads the whole body; rejects with `PayloadTooLargeError` past `limit` bytes without buffering them. */
+  readBody(limit: number): Promise<Uint8Array>;
+}
+
+/** Source label for requests naming no configured source (request paths must not become labels). */
+const UNKNOWN = '(unknown)';
+
+/**
+ * The receive path, framework-neutral: size limit → handshake → verify → inbox → publish, in that
+ * order, each step answering for itself (see the README's status table). Safe to call
+ * concurrently: the inbox's atomic claim is the only shared decision.
+ */
+export function createHandler(
+  cfg: ResolvedReceiverConfig,
+): (name: string, req: PendingRequest) => Promise<Reply> {
+  const sources = new Map<string, Source>(Object.entries(cfg.sources));
+  const pick = headerPicker(cfg.keepHeaders);
+  const { maxBodyBytes, retryAfterSec, logger, metrics, now } = cfg;
+  const fail = (outcome: Outcome) => reply(outcome, {}, retryAfterSec);
+
+  const receive = async (name: string, source: Source, req: PendingRequest): Promise<Reply> => {
+    const declared = req.contentLength;
+    if (declared !== undefined && declared > maxBodyBytes) return fail('too-large');
+    let body: Uint8Array;
+    try {
+      body = await req.readBody(maxBodyBytes);
+    } catch (err) {
+      if (err instanceof PayloadTooLargeError) return fail('too-large');
+      if (err instanceof BodyConsumedError) {
+        logger.error({ source: name }, err.message);
+        return fail('error');
+      }
+      logger.info({ err, source: name }, 'request body could not be read');
+      return fail('bad-request');
+    }
+
+    let url: URL | undefined;
+    const incoming: IncomingWebhook = {
+      method: req.method,
+      headers: req.headers,
+      body,
+      get url() {
+        url ??= req.url();
+        return url;
+      },
+    };
+    const receivedAt = now();
+    let events: readonly VerifiedEvent[];
+    try {
+      const handshake = source.verifier.handshake?.(incoming, receivedAt);
+      if (handshake) return { ...handshake, outcome: 'handshake' };
+      events = source.verifier.verify(incoming, receivedAt);
+    } catch (err) {
+      if (err instanceof SignatureError) {
+        logger.warn({ source: name, reason: err.message }, 'webhook rejected: signature');
+        return fail('unauthorized');
+      }
+      if (err instanceof BadRequestError) {
+        logger.info({ source: name, reason: err.message }, 'webhook rejected: bad request');
+        return fail('bad-request');
+      }
+      logger.error({ err, source: name }, 'verifier failed unexpectedly');
+      return fail('error');
+    }
+    if (events.length === 0) return fail('bad-request');
+
+    const headers = pick(req.headers);
+    const at = receivedAt.toISOString();
+    if (metrics) observeLag(metrics.receiptLag, name, receivedAt, events);
+
+    if (events.length === 1) {
+      const envelope = envelopeOf(events[0]!, name, body, headers, at);
+      return reply(await acceptOne(cfg, envelope), { id: envelope.id }, retryAfterSec);
+    }
+    const envelopes = events.map((e) => envelopeOf(e, name, body, headers, at));
+    const outcomes = await acceptMany(cfg, envelopes);
+    const detail = { events: envelopes.map((e, i) => ({ id: e.id, status: outcomes[i]! })) };
+    return reply(combine(outcomes), detail, retryAfterSec);
+  };
+
+  return async (name, req) => {
+    const started = metrics ? performance.now() : 0;
+    const source = sources.get(name);
+    const label = source ? name : UNKNOWN;
+    let answer: Reply;
+    try {
+      answer = source ? await receive(name, source, req) : fail('unknown-source');
+    } catch (err) {
+      // Only a store that throws synchronously gets here; nothing was acknowledged.
+      logger.error({ err, source: label }, 'receive failed; answering 503');
+      answer = fail('unavailable');
+    }
+    if (metrics) {
+      const labels = { source: label, outcome: answer.outcome };
+      metrics.webhooksReceived.inc(labels);
+      metrics.receiveDuration.observe(labels, (performance.now() - started) / 1000);
+    }
+    return answer;
+  };
+}
+
+/** The envelope of one verified event; `payload` is the event's own bytes or the whole raw body. */
+function envelopeOf(
+  e: VerifiedEvent,
+  source: string,
+  body: Uint8Array,
+  headers: Record<string, string>,
+  receivedAt: string,
+): Envelope {
+  const payload = e.payload ?? body;
+  return {
+    id: e.eventId,
+    source,
+    type: e.type,
+    key: e.key,
+    payload,
+    headers,
+    receivedAt,
+    occurredAt: e.occurredAt,
+    payloadHash: sha256Hex(payload),
+  };
+}
+
+function observeLag(
+  histogram: { observe(labels: { source: string }, value: number): void },
+  source: string,
+  receivedAt: Date,
+  events: readonly VerifiedEvent[],
+): void {
+  for (const e of events) {
+    if (e.occurredAt === undefined) continue;
+    const lag = (receivedAt.getTime() - Date.parse(e.occurredAt)) / 1000;
+    if (Number.isFinite(lag)) histogram.observe({ source }, Math.max(0, lag));
+  }
+}

@@ -1,0 +1,81 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type ReceiverConfig, resolveReceiverConfig } from './config.js';
+import { fromFetch, lastSegment, pathOf, toResponse } from './fetch.js';
+import { createHandler } from './handle.js';
+import { fromNode, writeNode } from './node.js';
+import { assertRetentionCovers } from './retention.js';
+
+export type { ReceiverConfig } from './config.js';
+export { KEPT_HEADERS } from './headers.js';
+export {
+  createRetentionJanitor,
+  type RetentionJanitor,
+  type RetentionJanitorOptions,
+} from './janitor.js';
+export type { Outcome as ReceiveOutcome } from './reply.js';
+export { assertRetentionCovers, DEFAULT_INBOX_RETENTION_MS } from './retention.js';
+
+/**
+ * The webhook endpoint. Stateless apart from its config: any number of requests may run
+ * concurrently, on any number of processes sharing one inbox.
+ */
+export interface Receiver {
+  /**
+   * Answers a Fetch API request (Hono, Bun, Deno, workers). `source` defaults to the last path
+   * segment (`POST /webhooks/stripe` → `stripe`). Never rejects.
+   */
+  fetch(request: Request, source?: string): Promise<Response>;
+  /**
+   * Answers a node:http request (also Express, and Fastify's `request.raw`/`reply.raw`). The body
+   * must not have been consumed by a body parser. Resolves once the answer is written; never rejects.
+   */
+  node(req: IncomingMessage, res: ServerResponse, source?: string): Promise<void>;
+  /** A `(req, res)` listener for `http.createServer`, for one source or routed by path. */
+  nodeHandler(source?: string): (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+/**
+ * Validates the config (throws `ConfigError`), refuses an inbox retention shorter than a source's
+ * retry horizon, and returns the receiver. No I/O happens here.
+ *
+ * @example
+ * const receiver = createReceiver({
+ *   sources: { stripe: stripe({ secrets: [process.env.STRIPE_WEBHOOK_SECRET!] }) },
+ *   inbox,
+ *   transport,
+ * });
+ * http.createServer(receiver.nodeHandler()).listen(3000); // POST /webhooks/stripe
+ */
+export function createReceiver(config: ReceiverConfig): Receiver {
+  const cfg = resolveReceiverConfig(config);
+  assertRetentionCovers({ retentionMs: cfg.inboxRetentionMs, sources: cfg.sources });
+  const handle = createHandler(cfg);
+
+  // Only a bug or a reply the runtime refuses (a handshake header it rejects) lands here: the
+  // sender still gets an answer, and nothing was acknowledged.
+  const broken = (err: unknown) => cfg.logger.error({ err }, 'receiver failed to answer');
+
+  const node = async (req: IncomingMessage, res: ServerResponse, source?: string) => {
+    try {
+      writeNode(req, res, await handle(source ?? lastSegment(req.url ?? ''), fromNode(req)));
+    } catch (err) {
+      broken(err);
+      if (!res.headersSent) res.writeHead(500).end();
+    }
+  };
+  return {
+    async fetch(request, source) {
+      try {
+        const name = source ?? lastSegment(pathOf(request.url));
+        return toResponse(await handle(name, fromFetch(request)));
+      } catch (err) {
+        broken(err);
+        return new Response(null, { status: 500 });
+      }
+    },
+    node,
+    nodeHandler(source) {
+      return (req, res) => void node(req, res, source);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+/** What a request ended as; also the `outcome` label of `onceflow_webhooks_received_total`. */
+export type Outcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'conflict'
+  | 'in-flight'
+  | 'unavailable'
+  | 'unauthorized'
+  | 'bad-request'
+  | 'too-large'
+  | 'unknown-source'
+  | 'handshake'
+  | 'error';
+
+/** A framework-neutral answer; the fetch and node adapters only translate it. */
+export interface Reply {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  readonly outcome: Outcome;
+}
+
+const STATUS: Readonly<Record<Outcome, number>> = {
+  accepted: 202,
+  duplicate: 200,
+  conflict: 200,
+  'in-flight': 503,
+  unavailable: 503,
+  unauthorized: 401,
+  'bad-request': 400,
+  'too-large': 413,
+  'unknown-source': 404,
+  handshake: 200,
+  error: 500,
+};
+
+/** Builds the small JSON answer `{ status, id }` (or `{ status, events }` for several events). */
+export function reply(
+  outcome: Outcome,
+  detail: { readonly id?: string; readonly events?: readonly { id: string; status: Outcome }[] },
+  retryAfterSec: number,
+): Reply {
+  const status = STATUS[outcome];
+  // A fresh object per reply: some runtimes write into the headers they are given
+  // (@hono/node-server adds Content-Length to a plain-object init).
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (status === 503) headers['retry-after'] = String(retryAfterSec);
+  return { status, headers, outcome, body: JSON.stringify({ status: outcome, ...detail }) };
+}
+
+/**
+ * One answer for several events (Graph batches): 503 if any failed (the sender retries the whole
+ * request; the accepted ones are then duplicates), else 202 if any was new, else 200.
+ */
+export function combine(outcomes: readonly Outcome[]): Outcome {
+  if (outcomes.includes('unavailable')) return 'unavailable';
+  if (outcomes.includes('in-flight')) return 'in-flight';
+  if (outcomes.includes('accepted')) return 'accepted';
+  if (outcomes.includes('conflict')) return 'conflict';
+  return 'duplicate';
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import type { Inbox } from './contracts/inbox.js';
+import type { Transport } from './contracts/transport.js';
+import { ConfigError } from './errors.js';
+import { type Logger, silentLogger } from './observability/logger.js';
+import type { OnceflowMetrics } from './observability/metrics.js';
+import { createTicker, type Ticker } from './receiver/ticker.js';
+
+const schema = z.object({
+  inbox: z.custom<Pick<Inbox, 'takeStale' | 'markEnqueued'>>(
+    (v) => typeof (v as { takeStale?: unknown } | null)?.takeStale === 'function',
+    'an Inbox',
+  ),
+  transport: z.custom<Pick<Transport, 'publish'>>(
+    (v) => typeof (v as { publish?: unknown } | null)?.publish === 'function',
+    'a Transport',
+  ),
+  olderThanMs: z.number().int().nonnegative().default(60_000),
+  leaseMs: z.number().int().positive().default(30_000),
+  intervalMs: z.number().int().positive().default(10_000),
+  batchSize: z.number().int().positive().default(100),
+  logger: z.custom<Logger>().default(silentLogger),
+  metrics: z.custom<OnceflowMetrics>().optional(),
+});
+
+export interface RelayOptions {
+  inbox: Pick<Inbox, 'takeStale' | 'markEnqueued'>;
+  /** Only `publish` is used. */
+  transport: Pick<Transport, 'publish'>;
+  /** Only claims made longer ago than this (and whose lease ran out) are taken. Default 60 s. */
+  olderThanMs?: number | undefined;
+  /** Lease the relay takes on each claim while publishing it. Default 30 s. */
+  leaseMs?: number | undefined;
+  /** Time between runs after `start()`. Default 10 s. */
+  intervalMs?: number | undefined;
+  /** Claims taken (and published in one `publish`) per batch. Default 100. */
+  batchSize?: number | undefined;
+  logger?: Logger | undefined;
+  metrics?: OnceflowMetrics | undefined;
+}
+
+/**
+ * Publishes inbox claims that were never enqueued: the receiver crashed (or its `markEnqueued`
+ * failed) between claim and publish. The envelope may already be on the broker; broker dedupe on
+ * the same dedupe key and the worker's processed-guard make the second copy harmless.
+ *
+ * Safe to run on several processes at once: `takeStale` hands each claim to one taker under a
+ * lease. On a failed publish nothing is released: the lease runs out and a later run retries.
+ */
+export interface Relay extends Ticker {
+  /** Drains stale claims batch by batch; resolves with how many it published. Rejects if a publish failed. */
+  runOnce(): Promise<number>;
+}
+
+/**
+ * @example
+ * const relay = createRelay({ inbox, transport, logger });
+ * relay.start();
+ * // on shutdown
+ * await relay.close();
+ */
+export function createRelay(options: RelayOptions): Relay {
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid relay config: ${z.prettifyError(parsed.error)}`);
+  }
+  const { inbox, transport, olderThanMs, leaseMs, intervalMs, batchSize, logger, metrics } =
+    parsed.data;
+
+  const runBatch = async (): Promise<number> => {
+    const stale = await inbox.takeStale({ olderThanMs, leaseMs, limit: batchSize });
+    if (stale.length === 0) return 0;
+    await transport.publish(stale.map(({ envelope }) => ({ envelope })));
+    await Promise.all(
+      stale.map(async ({ envelope: { source, id }, token }) => {
+        metrics?.relayRepublished.inc({ source });
+        try {
+          await inbox.markEnqueued(source, id, token);
+        } catch (err) {
+          logger.warn(
+            { err, source, id },
+            'relay markEnqueued failed; a later run publishes again',
+          );
+        }
+      }),
+    );
+    logger.info({ count: stale.length }, 'relay published stale inbox claims');
+    return stale.length;
+  };
+
+  return createTicker({
+    intervalMs,
+    logger,
+    name: 'relay',
+    run: async () => {
+      let total = 0;
+      for (;;) {
+        const n = await runBatch();
+        total += n;
+        if (n < batchSize) return total;
+      }
+    },
+  });
+}
