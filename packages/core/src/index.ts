@@ -1,6 +1,19 @@
 // Envelope and wire format
-export { type Envelope, type EnvelopeInit, createEnvelope, hashPayload, payloadJson } from './envelope.js';
-export { WIRE_VERSION, type WireEnvelope, decodeEnvelope, encodeEnvelope, fromWire, toWire } from './wire.js';
+export {
+  type Envelope,
+  type EnvelopeInit,
+  createEnvelope,
+  hashPayload,
+  payloadJson,
+} from './envelope.js';
+export {
+  WIRE_VERSION,
+  type WireEnvelope,
+  decodeEnvelope,
+  encodeEnvelope,
+  fromWire,
+  toWire,
+} from './wire.js';
 
 // Errors
 export * from './errors.js';

@@ -32,7 +32,7 @@ export interface TransportCapabilities {
 /** One message to publish. */
 export interface OutgoingMessage {
   readonly envelope: Envelope;
-  /** Broker dedupe key. Defaults to `envelope.id`. Replays use a distinct key. */
+  /** Broker dedupe key. Defaults to `<source>:<id>` (see `dedupeKeyOf`). Replays use a distinct key. */
   readonly dedupeKey?: string | undefined;
 }
 
@@ -58,7 +58,10 @@ export interface Delivery {
   /** Done: remove the message. Resolves once the broker has recorded it. */
   ack(): Promise<void>;
   /** Deliver again, no earlier than `delayMs` from now, with `attempt + 1`. */
-  retry(options: { readonly delayMs: number; readonly error?: ErrorInfo | undefined }): Promise<void>;
+  retry(options: {
+    readonly delayMs: number;
+    readonly error?: ErrorInfo | undefined;
+  }): Promise<void>;
   /** Move to the dead-letter store now, keeping reason, attempts and last error. */
   deadLetter(reason: DeadLetterReason): Promise<void>;
   /** Hold the lock for `ms` more from now. Rejects with `LockLostError` if it is already lost. */
@@ -126,6 +129,9 @@ export interface Transport {
   readonly deadLetters: DeadLetters;
   start(): Promise<void>;
   publish(messages: readonly OutgoingMessage[]): Promise<void>;
-  consume(handler: (delivery: Delivery) => Promise<void>, options: ConsumeOptions): Promise<Subscription>;
+  consume(
+    handler: (delivery: Delivery) => Promise<void>,
+    options: ConsumeOptions,
+  ): Promise<Subscription>;
   close(): Promise<void>;
 }

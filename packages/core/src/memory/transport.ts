@@ -4,6 +4,7 @@ import { ConfigError, TransportUnavailableError } from '../errors.js';
 import { parseConsumeOptions } from '../transport-kit/consume-options.js';
 import { createInFlight } from '../transport-kit/in-flight.js';
 import { encodeWithinLimit } from '../transport-kit/message-size.js';
+import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 import { type MemoryBroker, createMemoryBroker, openQueue } from './broker.js';
 import { memoryDeadLetters } from './dead-letters.js';
 import type { MemoryQueue, QueueConsumer } from './queue.js';
@@ -108,11 +109,10 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     async publish(messages) {
       const q = ensureOpen('publish');
       const window = o.dedupeWindowMs;
-      const items = messages.map(({ envelope, dedupeKey }) => ({
-        body: encodeWithinLimit(envelope, o.maxMessageBytes),
-        key: envelope.key,
-        dedupe:
-          window === false ? undefined : ([dedupeKey ?? envelope.id, window] as [string, number]),
+      const items = messages.map((m) => ({
+        body: encodeWithinLimit(m.envelope, o.maxMessageBytes),
+        key: m.envelope.key,
+        dedupe: window === false ? undefined : ([dedupeKeyOf(m), window] as [string, number]),
       }));
       q.enqueue(items);
     },

@@ -28,7 +28,11 @@ export const DEFAULT_REDACT: readonly string[] = [
  * const log = createLogger({ level: 'info', redactPaths: ['payload.email'] });
  */
 export function createLogger(
-  options: { level?: string; redactPaths?: readonly string[]; destination?: pino.DestinationStream } & Omit<LoggerOptions, 'redact' | 'level'> = {},
+  options: {
+    level?: string;
+    redactPaths?: readonly string[];
+    destination?: pino.DestinationStream;
+  } & Omit<LoggerOptions, 'redact' | 'level'> = {},
 ): Logger {
   const { level, redactPaths = [], destination, ...rest } = options;
   const opts: LoggerOptions = {

@@ -27,3 +27,4 @@ export {
   readDeadLetterHeaders,
 } from './headers.js';
 export { encodeWithinLimit } from './message-size.js';
+export { dedupeKeyOf } from './dedupe-key.js';

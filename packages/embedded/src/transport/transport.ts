@@ -1,4 +1,5 @@
 import {
+  dedupeKeyOf,
   encodeWithinLimit,
   type Logger,
   parseConsumeOptions,
@@ -84,7 +85,7 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
       assertOpen('publish');
       if (messages.length === 0) return;
       const rows = messages.map((m) => ({
-        dedupeKey: m.dedupeKey ?? m.envelope.id,
+        dedupeKey: dedupeKeyOf(m),
         orderingKey: m.envelope.key,
         envelope: encodeWithinLimit(m.envelope, config.maxMessageBytes),
       }));

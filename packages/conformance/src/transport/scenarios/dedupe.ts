@@ -1,4 +1,4 @@
-import { type Delivery, createMemoryInbox } from '@onceflow/core';
+import { type Delivery, createMemoryInbox, dedupeKeyOf } from '@onceflow/core';
 import { expect } from 'vitest';
 import { testEnvelope } from '../../envelopes.js';
 import { processedGuard } from '../../guard.js';
@@ -31,7 +31,10 @@ const declared: TransportScenario = {
     await fx.consume(spy.handler(), { concurrency: 2, lockMs: longLockMs });
     await fx.publish(event);
     await fx.publish(event); // the receiver's relay re-publishing after a crash
-    await fx.publish({ envelope: event }, { envelope: event, dedupeKey: event.id });
+    await fx.publish(
+      { envelope: event },
+      { envelope: event, dedupeKey: dedupeKeyOf({ envelope: event }) },
+    );
     await fx.publish({ envelope: event, dedupeKey: `${event.id}:replay-1` }); // a replay: distinct key
     await fx.publish(sentinel);
     await spy.waitFor(sentinel.id, 'processed');
