@@ -49,3 +49,4 @@ export {
 // Observability
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';
 export { type OnceflowMetrics, createMetrics } from './observability/metrics.js';
+export { type StoreMonitorOptions, createStoreMonitor } from './observability/store-monitor.js';

@@ -1,0 +1,58 @@
+import type { Inbox } from '../contracts/inbox.js';
+import type { Transport } from '../contracts/transport.js';
+import { createTicker, type Ticker } from '../receiver/ticker.js';
+import { type Logger, silentLogger } from './logger.js';
+import type { OnceflowMetrics } from './metrics.js';
+
+export interface StoreMonitorOptions {
+  readonly metrics: OnceflowMetrics;
+  /** Sets `oldest_unprocessed_age_seconds` and `inbox_pending` from `inbox.stats()`. */
+  readonly inbox?: Inbox | undefined;
+  /** Sets `dead_letter_depth{transport}` from each transport's `deadLetters.count()`. */
+  readonly transports?: readonly Transport[] | undefined;
+  /** How often to read the stores. Default 15 s (a Prometheus scrape interval). */
+  readonly intervalMs?: number | undefined;
+  readonly logger?: Logger | undefined;
+  readonly now?: (() => number) | undefined;
+}
+
+/**
+ * Keeps the gauges an operator alerts on current: the age of the oldest accepted event not yet
+ * processed, claims not yet enqueued, and dead-letter depth per transport. Reads are periodic, so a
+ * gauge is at most `intervalMs` old; a store that fails to answer leaves its gauge as it was and is
+ * logged. The timer is unref'd.
+ *
+ * @example
+ * const monitor = createStoreMonitor({ metrics, inbox, transports: [transport] });
+ * monitor.start();
+ */
+export function createStoreMonitor(options: StoreMonitorOptions): Ticker {
+  const { metrics, inbox, transports = [] } = options;
+  const now = options.now ?? Date.now;
+  const run = async (): Promise<number> => {
+    let read = 0;
+    if (inbox) {
+      const stats = await inbox.stats();
+      const oldest = stats.oldestUnprocessedAt?.getTime();
+      metrics.oldestUnprocessedAge.set(
+        oldest === undefined ? 0 : Math.max(0, (now() - oldest) / 1000),
+      );
+      metrics.inboxPending.set(stats.pending);
+      read++;
+    }
+    for (const transport of transports) {
+      metrics.deadLetterDepth.set(
+        { transport: transport.name },
+        await transport.deadLetters.count(),
+      );
+      read++;
+    }
+    return read;
+  };
+  return createTicker({
+    intervalMs: options.intervalMs ?? 15_000,
+    logger: options.logger ?? silentLogger,
+    name: 'store monitor',
+    run,
+  });
+}
