@@ -38,7 +38,10 @@ describe('msgraph', () => {
       body: token,
     });
     expect(
-      verifier.handshake?.(webhook({ url: 'https://h.test/g?validationToken=', body: '' }), new Date())?.status,
+      verifier.handshake?.(
+        webhook({ url: 'https://h.test/g?validationToken=', body: '' }),
+        new Date(),
+      )?.status,
     ).toBe(400);
     expect(verifier.handshake?.(notify(item()), new Date())).toBeUndefined();
   });

@@ -65,7 +65,9 @@ describe('slack', () => {
     const forged = signed(challenge, 'attacker', new Date());
     expect(handshake(forged, new Date())).toBeUndefined();
     expect(() => verifier.verify(forged, new Date())).toThrow(SignatureError);
-    expect(handshake(signed(challenge, SECRET, new Date(Date.now() - 3_600_000)), new Date())).toBeUndefined();
+    expect(
+      handshake(signed(challenge, SECRET, new Date(Date.now() - 3_600_000)), new Date()),
+    ).toBeUndefined();
     // A verified url_verification that reaches verify is a receiver bug, not an event.
     expect(() => verifier.verify(signed(challenge), now)).toThrow(BadRequestError);
   });
