@@ -79,6 +79,9 @@ export type BeginResult =
  * release; never a racy "has, then mark". Works for envelopes that never passed an inbox (events
  * published by your own services) as well. `complete` is idempotent; `extend` renews the lease and
  * returns false once the token no longer owns it.
+ *
+ * Stores usually implement `Inbox` and `ProcessedStore` on one table; the two `release` methods
+ * then share one implementation and tell a claim token from a processing token by the token itself.
  */
 export interface ProcessedStore {
   begin(source: string, id: string, options: { readonly leaseMs: number }): Promise<BeginResult>;
