@@ -58,6 +58,8 @@ for (const dir of dirs) {
   }
   if (status !== 0) failedPackages.push(dir.slice(root.length));
 }
+// The capability matrix in the docs is generated from what the conformance suites just observed.
+run('node', ['scripts/capability-matrix.mjs']);
 if (failedPackages.length) console.error(`\nFailing packages: ${failedPackages.join(', ')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failedPackages.length || failed ? 1 : 0);
