@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createMemoryTransport, createReceiver, stripe } from '@onceflow/core';
 import type pg from 'pg';
-import { createPostgresInbox } from '../src/index.js';
+import { createPostgresInbox, type PostgresInboxConfig } from '../src/index.js';
 import { STRIPE_SECRET } from './stripe-requests.js';
 
 const TOLERANCE_SEC = 300;
@@ -53,11 +53,18 @@ export function baselineServer(pool: pg.Pool, table: string): Server {
   });
 }
 
-/** onceflow: the receiver with the Stripe verifier, this PostgreSQL inbox, the memory transport. */
-export function receiverServer(pool: pg.Pool, schema: string): Server {
+/**
+ * onceflow: the receiver with the Stripe verifier, this PostgreSQL inbox (batching on, as by
+ * default, or off), the memory transport.
+ */
+export function receiverServer(
+  pool: pg.Pool,
+  schema: string,
+  options: Pick<PostgresInboxConfig, 'batching'>,
+): Server {
   const receiver = createReceiver({
     sources: { stripe: stripe({ secrets: [STRIPE_SECRET] }) },
-    inbox: createPostgresInbox({ pool, schema }),
+    inbox: createPostgresInbox({ pool, schema, batching: options.batching }),
     transport: createMemoryTransport({ dedupeWindowMs: false }),
   });
   return createServer(receiver.nodeHandler('stripe'));

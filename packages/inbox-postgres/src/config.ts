@@ -14,7 +14,21 @@ const configSchema = z.object({
   schema: identifierSchema.default(DEFAULT_SCHEMA),
   table: tableNameSchema.default(DEFAULT_TABLE),
   purgeBatchSize: z.number().int().min(1).max(100_000).default(1000),
+  batching: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        maxBatch: z.number().int().min(1).max(10_000).optional(),
+        maxInFlight: z.number().int().min(1).max(1000).optional(),
+      }),
+    ])
+    .default({}),
 });
+
+/** Callers per batch statement unless configured. */
+const DEFAULT_MAX_BATCH = 256;
+/** pg's own default pool size, for a pool that does not say. */
+const PG_DEFAULT_POOL_MAX = 10;
 
 /** Where an inbox lives; shared by `migrate` and `markProcessed`. */
 export interface InboxLocation {
@@ -30,9 +44,27 @@ export interface PostgresInboxConfig extends InboxLocation {
   readonly pool: Pool;
   /** Rows deleted per statement by `purge`, so retention never holds long locks. Default 1000. */
   readonly purgeBatchSize?: number | undefined;
+  /**
+   * Natural batching of the two statements every webhook runs (claim's insert, `markEnqueued`):
+   * while `maxInFlight` statements of one kind run, further callers queue and go together, up
+   * to `maxBatch` per statement, when one finishes. Nothing waits when the store is idle; every
+   * caller keeps its own answer and error. Defaults: `maxBatch` 256, `maxInFlight` a quarter of
+   * the pool's `max` (at least 1), so claims and marks together hold at most half the pool.
+   * `false`: one statement per call.
+   */
+  readonly batching?:
+    | { readonly maxBatch?: number | undefined; readonly maxInFlight?: number | undefined }
+    | false
+    | undefined;
 }
 
-export type ResolvedPostgresInboxConfig = z.output<typeof configSchema>;
+export interface ResolvedPostgresInboxConfig {
+  readonly pool: Pool;
+  readonly schema: string;
+  readonly table: string;
+  readonly purgeBatchSize: number;
+  readonly batching: { readonly maxBatch: number; readonly maxInFlight: number } | false;
+}
 
 /** Validates and fills defaults in one spot. Throws `ConfigError`. */
 export function resolveConfig(config: PostgresInboxConfig): ResolvedPostgresInboxConfig {
@@ -41,7 +73,16 @@ export function resolveConfig(config: PostgresInboxConfig): ResolvedPostgresInbo
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`);
     throw new ConfigError(`postgres inbox: ${issues.join('; ')}`);
   }
-  return parsed.data;
+  const { batching, ...rest } = parsed.data;
+  if (batching === false) return { ...rest, batching };
+  const poolMax = rest.pool.options?.max ?? PG_DEFAULT_POOL_MAX;
+  return {
+    ...rest,
+    batching: {
+      maxBatch: batching.maxBatch ?? DEFAULT_MAX_BATCH,
+      maxInFlight: batching.maxInFlight ?? Math.max(1, Math.floor(poolMax / 4)),
+    },
+  };
 }
 
 const namesSchema = z.object({

@@ -9,6 +9,7 @@ import {
 import { nonNegative, positiveMs } from './arguments.js';
 import { claim } from './claim.js';
 import { exec, type Queryable } from './exec.js';
+import type { HotPath } from './hot-path.js';
 import type { InboxStatements } from './statements.js';
 
 interface StatsRow {
@@ -34,20 +35,19 @@ async function deleteInBatches(
 
 /**
  * The receiver-side half of the store (`release` lives with the store: it serves both halves).
- * Every method is one autocommit statement (claim: at most two per round), safe to call from any
- * number of processes at once.
+ * Every method is one autocommit statement (claim: at most two per round; `hot` may share its
+ * statements with concurrent callers), safe to call from any number of processes at once.
  */
 export function createInboxMethods(
   db: Queryable,
   sql: InboxStatements,
+  hot: HotPath,
   purgeBatchSize: number,
 ): Omit<Inbox, 'release'> {
   return {
-    claim: (envelope, { leaseMs }) => claim(db, sql, envelope, leaseMs),
+    claim: (envelope, { leaseMs }) => claim(db, sql, hot, envelope, leaseMs),
 
-    async markEnqueued(source, id, token) {
-      await exec(db, sql.markEnqueued, [source, id, token], 'markEnqueued');
-    },
+    markEnqueued: (source, id, token) => hot.markEnqueued(source, id, token),
 
     async takeStale({ olderThanMs, leaseMs, limit }): Promise<StaleClaim[]> {
       positiveMs('leaseMs', leaseMs);

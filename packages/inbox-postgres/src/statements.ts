@@ -6,6 +6,13 @@ export interface Statement {
   readonly text: string;
 }
 
+/**
+ * Longest a batch statement waits for a lock one of its rows is under (set for that statement's
+ * transaction only). Past it the batch fails with lock_not_available and each of its callers
+ * runs its own statement, which waits as long as it must. See `batchedHotPath`.
+ */
+export const BATCH_LOCK_TIMEOUT = '10ms';
+
 /** `now() + $n ms`, computed on the database clock so leases never depend on app clocks. */
 const inMs = (param: string): string => `now() + (${param}::float8 * interval '1 millisecond')`;
 
@@ -27,6 +34,25 @@ export function inboxStatements(n: InboxNames) {
       `INSERT INTO ${t} (source, id, state, payload_hash, envelope, received_at, lease_token, lease_expires_at)
        VALUES ($1, $2, 'pending', $3, $4, $5, $6, ${inMs('$7')})
        ON CONFLICT (source, id) DO NOTHING RETURNING 1`,
+    ),
+    /**
+     * The fast path for many claims at once (batching): one row per distinct (source, id), all
+     * in one statement and one commit. Rows go in key order, so two batches that share keys
+     * wait on each other in one direction only and never deadlock. A row that has to wait for
+     * another transaction (inserting or changing the same key) waits at most
+     * `BATCH_LOCK_TIMEOUT` before the batch fails with lock_not_available, and its callers go
+     * alone, so no batchmate waits on another's lock for long. Returns the tokens of the rows
+     * it inserted; a caller whose token is missing takes the slow path below.
+     */
+    claimInsertBatch: stmt(
+      'claim_ins_b',
+      `INSERT INTO ${t} (source, id, state, payload_hash, envelope, received_at, lease_token, lease_expires_at)
+       SELECT u.source, u.id, 'pending', u.hash, u.envelope, u.received_at, u.token, ${inMs('u.lease_ms')}
+       FROM (SELECT set_config('lock_timeout', '${BATCH_LOCK_TIMEOUT}', true)) AS bounded_wait,
+         unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::float8[])
+           AS u(source, id, hash, envelope, received_at, token, lease_ms)
+       ORDER BY u.source, u.id
+       ON CONFLICT (source, id) DO NOTHING RETURNING lease_token`,
     ),
     /**
      * Slow path of claim: reads the row and, in the same statement, takes it when it is free: a
@@ -58,6 +84,19 @@ export function inboxStatements(n: InboxNames) {
       `UPDATE ${t} SET state = 'enqueued', enqueued_at = now(), lease_token = NULL, lease_expires_at = NULL
        FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
        WHERE source = $1 AND id = $2 AND state = 'pending' AND lease_token = $3`,
+    ),
+    /**
+     * `markEnqueued` for many tokens at once (batching), same rules and commit as above. A row
+     * under another transaction's lock (a handler's open transaction that marked it processed)
+     * is waited for at most `BATCH_LOCK_TIMEOUT`, then the batch's callers go alone, as for claims.
+     */
+    markEnqueuedBatch: stmt(
+      'enqueued_b',
+      `UPDATE ${t} AS t SET state = 'enqueued', enqueued_at = now(), lease_token = NULL, lease_expires_at = NULL
+       FROM (SELECT set_config('synchronous_commit', 'off', true),
+               set_config('lock_timeout', '${BATCH_LOCK_TIMEOUT}', true)) AS settings,
+         unnest($1::text[], $2::text[], $3::text[]) AS u(source, id, token)
+       WHERE t.source = u.source AND t.id = u.id AND t.state = 'pending' AND t.lease_token = u.token`,
     ),
     /**
      * Release by token, whichever lease it names. A claim token: the receiver's claim is dropped

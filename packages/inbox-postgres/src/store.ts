@@ -1,6 +1,8 @@
 import type { Inbox, ProcessedStore } from '@onceflow/core';
 import { type PostgresInboxConfig, resolveConfig } from './config.js';
+import { batchedHotPath } from './batched.js';
 import { exec } from './exec.js';
+import { directHotPath } from './hot-path.js';
 import { createInboxMethods } from './inbox.js';
 import { inboxNames } from './names.js';
 import { createProcessedMethods } from './processed.js';
@@ -25,7 +27,8 @@ export interface PostgresInbox extends Inbox, ProcessedStore {
  * Creates the store. No I/O here: run `migrate(pool, { schema, table })` once before use. The
  * pool stays yours (the store never ends it); every method is safe to call concurrently from any
  * number of processes, and every pg failure surfaces as `StoreUnavailableError` (503 at the
- * receiver, retry at the worker). Needs PostgreSQL 13 or later.
+ * receiver, retry at the worker). Needs PostgreSQL 13 or later. Under concurrency, claims and
+ * `markEnqueued`s share statements (`batching`, on by default) with the same answers as alone.
  *
  * @example
  * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -34,12 +37,13 @@ export interface PostgresInbox extends Inbox, ProcessedStore {
  * const receiver = createReceiver({ inbox, transport, sources });
  */
 export function createPostgresInbox(config: PostgresInboxConfig): PostgresInbox {
-  const { pool, schema, table, purgeBatchSize } = resolveConfig(config);
+  const { pool, schema, table, purgeBatchSize, batching } = resolveConfig(config);
   const names = inboxNames(schema, table);
   const sql = inboxStatements(names);
+  const hot = batching ? batchedHotPath(pool, sql, batching) : directHotPath(pool, sql);
   return {
     table: names.qualified,
-    ...createInboxMethods(pool, sql, purgeBatchSize),
+    ...createInboxMethods(pool, sql, hot, purgeBatchSize),
     ...createProcessedMethods(pool, sql),
     async release(source, id, token) {
       await exec(pool, sql.release, [source, id, token], 'release');
