@@ -131,6 +131,8 @@ try {
   line('receiver, no-op stores / twin', 'receiver, no-op stores', 'hmac');
   line('receiver+metrics / receiver', 'receiver+metrics', 'receiver');
   line('receiver via hono / receiver', 'receiver via hono', 'receiver');
+  // Other work on the machine moves every figure; CPU per request moves least (see README.md).
+  console.log(`\nload average at the end: ${loadavg()[0]!.toFixed(1)}`);
 } finally {
   for (const s of servers) s.stop();
 }

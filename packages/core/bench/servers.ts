@@ -72,7 +72,7 @@ const hmac: RequestListener = (req, res) =>
     answer(res, 202, JSON.stringify({ status: 'accepted', id: event.id }));
   });
 
-/** (c) The receiver: Stripe verifier, memory inbox, memory transport (wire-encodes each message). */
+/** (c) The receiver: Stripe verifier, memory inbox, memory transport (keeps every message: no consumer). */
 function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Receiver {
   return createReceiver({
     sources: { stripe: stripe({ secrets: [BENCH_SECRET] }) },
@@ -84,7 +84,7 @@ function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Re
 
 /**
  * Stores that keep nothing: isolates the receiver's own cost (verify, hash, envelope, answer)
- * from what the memory stores cost (they keep every envelope, and the transport wire-encodes it).
+ * from what the memory stores cost (the inbox keeps every id, the transport every message).
  */
 const noopInbox: Inbox = {
   claim: async () => ({ status: 'new', token: 't' }),

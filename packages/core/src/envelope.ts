@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /**
  * One event as it travels from the receiver to a handler. Every adapter carries it with the
@@ -40,9 +40,19 @@ export interface EnvelopeInit {
   occurredAt?: Date | string | undefined;
 }
 
-/** sha-256 of the bytes, lower-case hex. */
+type OneShotHash = (algorithm: string, data: Uint8Array, encoding: 'hex') => string;
+/** node's one-shot `crypto.hash` (node >= 20.12, 21.7): same digest, no Hash object per call. */
+const oneShot = (crypto as { hash?: OneShotHash }).hash;
+
+/**
+ * sha-256 of the bytes, lower-case hex.
+ *
+ * @example
+ * hashPayload(new TextEncoder().encode('{}')); // '44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a'
+ */
 export function hashPayload(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  if (oneShot) return oneShot('sha256', bytes, 'hex');
+  return crypto.createHash('sha256').update(bytes).digest('hex');
 }
 
 const toIso = (d: Date | string): string => (typeof d === 'string' ? d : d.toISOString());

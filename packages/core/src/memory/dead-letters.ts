@@ -1,10 +1,10 @@
 import type { DeadLetter, DeadLetters } from '../contracts/transport.js';
-import { decodeEnvelope } from '../wire.js';
 import type { MemoryQueue, StoredDeadLetter } from './queue.js';
+import { loadEnvelope } from './stored-envelope.js';
 
-const toDeadLetter = ({ body, ...rest }: StoredDeadLetter): DeadLetter => ({
-  ...rest,
-  envelope: decodeEnvelope(body),
+const toDeadLetter = (letter: StoredDeadLetter): DeadLetter => ({
+  ...letter,
+  envelope: loadEnvelope(letter.envelope),
 });
 
 /**

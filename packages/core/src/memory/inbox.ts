@@ -10,6 +10,7 @@ import type {
 } from '../contracts/inbox.js';
 import type { Envelope } from '../envelope.js';
 import { ConfigError } from '../errors.js';
+import { createKeyedRows } from './keyed-rows.js';
 
 export interface MemoryInboxOptions {
   /** Clock in epoch ms, for leases and purge. Default `Date.now`. */
@@ -25,6 +26,9 @@ export interface MemoryInboxOptions {
  *
  * `release` serves both interfaces: it gives up whatever the token owns, the receiver's pending
  * claim (the row is removed, the next claim is `new`) or the processing lease.
+ *
+ * Memory: a row holds the whole envelope only while its claim is pending; once enqueued it keeps
+ * the payload hash and times, until `purge` removes it (run a retention janitor).
  */
 export interface MemoryInbox extends Inbox, ProcessedStore {
   /** Marks (source, id) processed without a lease (seeding tests). Idempotent. */
@@ -33,19 +37,25 @@ export interface MemoryInbox extends Inbox, ProcessedStore {
   isProcessed(source: string, id: string): Promise<boolean>;
 }
 
-type InboxState = 'pending' | 'enqueued';
+/** A receiver's claim not yet enqueued: what the relay needs to publish it. */
+interface PendingClaim {
+  readonly envelope: Envelope;
+  token: string;
+  leaseUntil: number;
+  readonly claimedAt: number;
+}
 
+/**
+ * One (source, id). Once enqueued a claim keeps only its payload hash, which is all a later claim
+ * compares: the envelope is on the broker by then, and rows live for the whole retention.
+ */
 interface Row {
-  /** Present once the receiver claimed it. */
-  inbox?: {
-    envelope: Envelope;
-    state: InboxState;
-    token: string;
-    leaseUntil: number;
-    claimedAt: number;
-  };
+  /** The payload hash of the receiver's claim, from `claim` on (pending or enqueued). */
+  claimedHash?: string | undefined;
+  /** Present while the claim is pending. */
+  pending?: PendingClaim | undefined;
   /** Processed-guard lease, while an attempt holds one. */
-  lease?: { token: string; until: number };
+  lease?: { token: string; until: number } | undefined;
   processedAt?: number;
   /** Time used by purge: the envelope's receivedAt, else when the row was first written. */
   receivedAt: number;
@@ -55,7 +65,11 @@ const optionsSchema = z.object({
   now: z.custom<() => number>((v) => typeof v === 'function').optional(),
 });
 
-const rowKey = (source: string, id: string) => `${source}\u0000${id}`;
+/** The envelope's receivedAt in epoch ms, or `fallback` when it does not parse. */
+function receivedAtOf(envelope: Envelope, fallback: number): number {
+  const received = Date.parse(envelope.receivedAt);
+  return Number.isNaN(received) ? fallback : received;
+}
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0)
@@ -73,54 +87,58 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
   if (!parsed.success)
     throw new ConfigError(`invalid memory inbox options: ${parsed.error.message}`);
   const now = parsed.data.now ?? Date.now;
-  const rows = new Map<string, Row>();
+  const rows = createKeyedRows<Row>();
   let conflicts = 0;
+  // Tokens need only be unique: a random prefix per inbox (no two inboxes issue the same token)
+  // and a counter, instead of a random UUID per lease.
+  const tokenPrefix = `${randomUUID()}:`;
+  let issued = 0;
+  const newToken = () => `${tokenPrefix}${++issued}`;
 
   const claimNow = (envelope: Envelope, leaseMs: number): ClaimResult => {
-    const key = rowKey(envelope.source, envelope.id);
+    const { source, id } = envelope;
     const t = now();
-    const row = rows.get(key);
-    const lease = () => ({ token: randomUUID(), leaseUntil: t + leaseMs });
-    if (row?.inbox === undefined) {
+    const row = rows.get(source, id);
+    if (row?.claimedHash === undefined) {
       if (row?.processedAt !== undefined) return { status: 'duplicate' };
-      const { token, leaseUntil } = lease();
-      const received = Date.parse(envelope.receivedAt);
-      const inbox = { envelope, state: 'pending' as const, token, leaseUntil, claimedAt: t };
-      if (row) row.inbox = inbox;
-      else rows.set(key, { inbox, receivedAt: Number.isNaN(received) ? t : received });
-      return { status: 'new', token };
+      const pending = { envelope, token: newToken(), leaseUntil: t + leaseMs, claimedAt: t };
+      const claimedHash = envelope.payloadHash;
+      if (row) Object.assign(row, { claimedHash, pending });
+      else rows.set(source, id, { claimedHash, pending, receivedAt: receivedAtOf(envelope, t) });
+      return { status: 'new', token: pending.token };
     }
-    const claimed = row.inbox;
-    if (claimed.envelope.payloadHash !== envelope.payloadHash) {
-      return { status: 'conflict', existingHash: claimed.envelope.payloadHash };
+    if (row.claimedHash !== envelope.payloadHash) {
+      return { status: 'conflict', existingHash: row.claimedHash };
     }
-    if (claimed.state === 'enqueued' || row.processedAt !== undefined)
-      return { status: 'duplicate' };
-    if (claimed.leaseUntil > t) return { status: 'in-flight' };
-    Object.assign(claimed, lease());
-    return { status: 'stale-pending', token: claimed.token };
+    const pending = row.pending;
+    if (pending === undefined || row.processedAt !== undefined) return { status: 'duplicate' };
+    if (pending.leaseUntil > t) return { status: 'in-flight' };
+    pending.token = newToken();
+    pending.leaseUntil = t + leaseMs;
+    return { status: 'stale-pending', token: pending.token };
   };
 
+  /** The row whose pending claim `token` owns. */
   const owned = (source: string, id: string, token: string) => {
-    const row = rows.get(rowKey(source, id));
-    const inbox = row?.inbox;
-    return row && inbox?.state === 'pending' && inbox.token === token ? { row, inbox } : undefined;
+    const row = rows.get(source, id);
+    return row?.pending?.token === token ? row : undefined;
   };
 
   const leaseOf = (source: string, id: string, token: string) => {
-    const row = rows.get(rowKey(source, id));
+    const row = rows.get(source, id);
     return row?.lease?.token === token && row.processedAt === undefined ? row : undefined;
   };
 
-  const dropIfEmpty = (key: string, row: Row) => {
-    if (!row.inbox && !row.lease && row.processedAt === undefined) rows.delete(key);
+  const dropIfEmpty = (source: string, id: string, row: Row) => {
+    if (row.claimedHash === undefined && !row.lease && row.processedAt === undefined) {
+      rows.delete(source, id);
+    }
   };
 
   const markProcessedNow = (source: string, id: string) => {
-    const key = rowKey(source, id);
     const t = now();
-    const row = rows.get(key) ?? { receivedAt: t };
-    rows.set(key, row);
+    const row = rows.get(source, id) ?? { receivedAt: t };
+    rows.set(source, id, row);
     row.processedAt ??= t;
     row.lease = undefined;
   };
@@ -130,29 +148,31 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
       return claimNow(envelope, positive('leaseMs', leaseMs));
     },
     async markEnqueued(source, id, token) {
-      const hit = owned(source, id, token);
-      if (hit) hit.inbox.state = 'enqueued';
+      const row = owned(source, id, token);
+      if (row) row.pending = undefined; // enqueued: only the hash is kept
     },
     // Inbox.release and ProcessedStore.release share one name: the token says which is meant.
     async release(source, id, token) {
-      const key = rowKey(source, id);
-      const claim = owned(source, id, token);
-      if (claim) claim.row.inbox = undefined;
+      const claimed = owned(source, id, token);
+      if (claimed) {
+        claimed.claimedHash = undefined;
+        claimed.pending = undefined;
+      }
       const leased = leaseOf(source, id, token);
       if (leased) leased.lease = undefined;
-      const row = claim?.row ?? leased;
-      if (row) dropIfEmpty(key, row);
+      const row = claimed ?? leased;
+      if (row) dropIfEmpty(source, id, row);
     },
     async takeStale({ olderThanMs, leaseMs, limit }) {
       positive('leaseMs', leaseMs);
       const t = now();
-      const stale = [...rows.values()]
-        .flatMap((row) => (row.inbox && row.processedAt === undefined ? [row.inbox] : []))
-        .filter((c) => c.state === 'pending' && c.leaseUntil <= t && c.claimedAt <= t - olderThanMs)
+      const stale = [...rows.entries()]
+        .flatMap(([, , row]) => (row.pending && row.processedAt === undefined ? [row.pending] : []))
+        .filter((c) => c.leaseUntil <= t && c.claimedAt <= t - olderThanMs)
         .sort((a, b) => a.claimedAt - b.claimedAt)
         .slice(0, Math.max(0, limit));
       return stale.map((claim): StaleClaim => {
-        claim.token = randomUUID();
+        claim.token = newToken();
         claim.leaseUntil = t + leaseMs;
         return { envelope: claim.envelope, token: claim.token };
       });
@@ -164,12 +184,12 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
       const cutoff = olderThan.getTime();
       const t = now();
       let removed = 0;
-      for (const [key, row] of rows) {
-        const pending = row.inbox?.state === 'pending' && row.processedAt === undefined;
+      for (const [source, id, row] of rows.entries()) {
+        const pending = row.pending !== undefined && row.processedAt === undefined;
         const leased = row.lease !== undefined && row.lease.until > t;
         if (pending || leased || row.receivedAt >= cutoff) continue;
-        if (row.inbox === undefined && row.processedAt === undefined) continue;
-        rows.delete(key);
+        if (row.claimedHash === undefined && row.processedAt === undefined) continue;
+        rows.delete(source, id);
         removed++;
       }
       return removed;
@@ -179,13 +199,13 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
       let enqueued = 0;
       let processed = 0;
       let oldest: number | undefined;
-      for (const row of rows.values()) {
+      for (const [, , row] of rows.entries()) {
         if (row.processedAt !== undefined) {
           processed++;
           continue;
         }
-        if (!row.inbox) continue;
-        if (row.inbox.state === 'pending') pending++;
+        if (row.claimedHash === undefined) continue;
+        if (row.pending) pending++;
         else enqueued++;
         oldest = oldest === undefined ? row.receivedAt : Math.min(oldest, row.receivedAt);
       }
@@ -200,15 +220,14 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
 
     async begin(source, id, { leaseMs }): Promise<BeginResult> {
       positive('leaseMs', leaseMs);
-      const key = rowKey(source, id);
       const t = now();
-      const row = rows.get(key) ?? { receivedAt: t };
+      const row = rows.get(source, id) ?? { receivedAt: t };
       if (row.processedAt !== undefined) return { status: 'processed' };
       if (row.lease && row.lease.until > t) {
         return { status: 'busy', retryAfterMs: row.lease.until - t };
       }
-      rows.set(key, row);
-      row.lease = { token: randomUUID(), until: t + leaseMs };
+      rows.set(source, id, row);
+      row.lease = { token: newToken(), until: t + leaseMs };
       return { status: 'acquired', token: row.lease.token };
     },
     async extend(source, id, token, leaseMs) {
@@ -225,7 +244,7 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
       markProcessedNow(source, id);
     },
     async isProcessed(source, id) {
-      return rows.get(rowKey(source, id))?.processedAt !== undefined;
+      return rows.get(source, id)?.processedAt !== undefined;
     },
   };
 }

@@ -1,11 +1,12 @@
 import type { ErrorInfo } from '../errors.js';
+import type { StoredEnvelope } from './stored-envelope.js';
 
-/** One message as a memory queue keeps it: the wire-format body, never a shared object. */
+/** One message as a memory queue keeps it. */
 export interface StoredMessage {
   /** Publish order on this queue; a redriven message gets a new one. */
   readonly seq: number;
-  readonly body: string;
-  readonly key: string | undefined;
+  /** Never handed out: each delivery gets an envelope of its own (`loadEnvelope`). */
+  readonly envelope: StoredEnvelope;
   /** The attempt number its next delivery will have. */
   attempt: number;
   /** Not deliverable before this time (epoch ms). */
@@ -24,8 +25,7 @@ export interface MessageLock {
 /**
  * Picks the deliverable messages in publish order. With `orderingPerKey`, a message whose key
  * has an earlier message still queued (locked, delayed or waiting) is not deliverable, so one
- * key's messages run one at a time in publish order. Also returns the earliest future
- * `availableAt` among unlocked messages, for the wake-up timer.
+ * key's messages run one at a time in publish order.
  */
 export function* deliverable(
   messages: Iterable<StoredMessage>,
@@ -34,9 +34,9 @@ export function* deliverable(
 ): Generator<StoredMessage, void, undefined> {
   const blocked = new Set<string>();
   for (const m of messages) {
-    const keyed = orderingPerKey && m.key !== undefined;
-    if (keyed && blocked.has(m.key as string)) continue;
-    if (keyed) blocked.add(m.key as string);
+    const key = orderingPerKey ? m.envelope.key : undefined;
+    if (key !== undefined && blocked.has(key)) continue;
+    if (key !== undefined) blocked.add(key);
     if (m.lock === undefined && m.availableAt <= now) yield m;
   }
 }

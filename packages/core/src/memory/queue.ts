@@ -1,5 +1,4 @@
-import type { DeadLetter, Delivery, DeadLetterReason } from '../contracts/transport.js';
-import { decodeEnvelope } from '../wire.js';
+import type { DeadLetter, DeadLetterReason, Delivery } from '../contracts/transport.js';
 import { LockLostError } from '../errors.js';
 import type { InFlight } from '../transport-kit/in-flight.js';
 import { type DeliveryInit, runDelivery } from '../transport-kit/run-delivery.js';
@@ -10,6 +9,7 @@ import {
   deliverable,
   nextAvailableAt,
 } from './queue-state.js';
+import { loadEnvelope, type StoredEnvelope } from './stored-envelope.js';
 
 /** Settings fixed by the first transport that opens a queue. */
 export interface QueueSettings {
@@ -26,16 +26,16 @@ export interface QueueConsumer {
   readonly maxLockMs: number;
 }
 
-/** A stored dead letter: the body is kept as published, decoded on every read. */
+/** A stored dead letter; reads hand out an envelope of their own (`loadEnvelope`). */
 export interface StoredDeadLetter extends Omit<DeadLetter, 'envelope'> {
-  readonly body: string;
+  readonly envelope: StoredEnvelope;
 }
 
 export interface MemoryQueue {
   readonly settings: QueueSettings;
   /** Adds messages; `dedupe` (key → window) drops keys seen within their window. */
   enqueue(
-    items: readonly { body: string; key: string | undefined; dedupe?: [string, number] }[],
+    items: readonly { envelope: StoredEnvelope; dedupe?: [string, number] | undefined }[],
   ): void;
   attach(consumer: QueueConsumer): void;
   detach(consumer: QueueConsumer): void;
@@ -47,6 +47,19 @@ export interface MemoryQueue {
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Drops expired dedupe keys from the front of the map, stopping at the first live one: keys are
+ * kept in insertion order, which is expiry order while everyone on the queue uses one window. An
+ * expired key behind a longer-lived one merely stays a while; lookups compare the time anyway.
+ * Each key is dropped once, so the cost per publish stays flat however many keys are remembered.
+ */
+function forgetExpired(dedupe: Map<string, number>, now: number): void {
+  for (const [key, until] of dedupe) {
+    if (until > now) return;
+    dedupe.delete(key);
+  }
+}
 
 /**
  * One named queue's state and dispatcher, shared by every memory transport opened on it.
@@ -61,16 +74,14 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
   let seq = 0;
   let dlSeq = 0;
   let turn = 0;
-  let published = 0;
   let pumping = false;
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
 
-  const add = (body: string, key: string | undefined) => {
+  const add = (envelope: StoredEnvelope) => {
     seq++;
     messages.set(seq, {
       seq,
-      body,
-      key,
+      envelope,
       attempt: 1,
       availableAt: Date.now(),
       lastError: undefined,
@@ -115,7 +126,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       }
     };
     const init: DeliveryInit = {
-      envelope: decodeEnvelope(m.body),
+      envelope: loadEnvelope(m.envelope),
       attempt: m.attempt,
       signal: lock.controller.signal,
       async ack() {
@@ -142,7 +153,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
         const id = `dl-${++dlSeq}`;
         deadLetters.set(id, {
           id,
-          body: m.body,
+          envelope: m.envelope,
           reason: reason.reason,
           attempts: m.attempt,
           lastError: reason.error ?? m.lastError,
@@ -195,7 +206,8 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
   };
 
   function pump(): void {
-    if (pumping) return;
+    // With no consumer there is nothing to hand out, nor a wake-up to plan (detach cleared it).
+    if (pumping || consumers.length === 0) return;
     pumping = true;
     try {
       const now = Date.now();
@@ -218,15 +230,17 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
     settings,
     enqueue(items) {
       const now = Date.now();
-      if (++published % 1024 === 0)
-        for (const [k, until] of dedupe) if (until <= now) dedupe.delete(k);
+      forgetExpired(dedupe, now);
       for (const item of items) {
         if (item.dedupe) {
           const [key, windowMs] = item.dedupe;
-          if ((dedupe.get(key) ?? 0) > now) continue;
+          const until = dedupe.get(key);
+          if (until !== undefined && until > now) continue;
+          // An expired key goes back in at the end, which keeps the map in expiry order.
+          if (until !== undefined) dedupe.delete(key);
           dedupe.set(key, now + windowMs);
         }
-        add(item.body, item.key);
+        add(item.envelope);
       }
       pump();
     },
@@ -242,7 +256,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
     depth: () => messages.size,
     deadLetters,
     redrive(letters) {
-      for (const letter of letters) add(letter.body, decodeEnvelope(letter.body).key);
+      for (const letter of letters) add(letter.envelope);
       pump();
     },
   };

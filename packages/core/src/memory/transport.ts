@@ -3,11 +3,12 @@ import type { Subscription, Transport, TransportCapabilities } from '../contract
 import { ConfigError, TransportUnavailableError } from '../errors.js';
 import { parseConsumeOptions } from '../transport-kit/consume-options.js';
 import { createInFlight } from '../transport-kit/in-flight.js';
-import { encodeWithinLimit } from '../transport-kit/message-size.js';
 import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
+import { assertEncodesWithin } from '../transport-kit/message-size.js';
 import { type MemoryBroker, createMemoryBroker, openQueue } from './broker.js';
 import { memoryDeadLetters } from './dead-letters.js';
 import type { MemoryQueue, QueueConsumer } from './queue.js';
+import { storeEnvelope } from './stored-envelope.js';
 
 export interface MemoryTransportOptions {
   /** Shared state; transports on one broker and queue name see the same messages. Default: a private broker. */
@@ -62,7 +63,8 @@ const optionsSchema = z.object({
  * `attempt + 1` and the old delivery's `signal` is aborted. Retries are never delivered before
  * their delay. Dead letters stay on the queue's dead-letter store until redriven or purged.
  * Publish resolves once the message is in this process's memory: nothing survives the process,
- * and it does not support distributed operations.
+ * and it does not support distributed operations. The queue keeps a copy of each envelope, and
+ * every delivery and dead-letter read gets one of its own.
  *
  * @example
  * const broker = createMemoryBroker();
@@ -108,10 +110,13 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     },
     async publish(messages) {
       const q = ensureOpen('publish');
+      // Every message is checked before any is stored: an oversized one refuses the whole batch.
+      // The queue keeps envelopes, not their encoding, so nothing is encoded unless a message
+      // comes near the limit (see `assertEncodesWithin`).
+      for (const m of messages) assertEncodesWithin(m.envelope, o.maxMessageBytes);
       const window = o.dedupeWindowMs;
       const items = messages.map((m) => ({
-        body: encodeWithinLimit(m.envelope, o.maxMessageBytes),
-        key: m.envelope.key,
+        envelope: storeEnvelope(m.envelope),
         dedupe: window === false ? undefined : ([dedupeKeyOf(m), window] as [string, number]),
       }));
       q.enqueue(items);

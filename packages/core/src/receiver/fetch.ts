@@ -1,5 +1,5 @@
 import { BodyConsumedError, declaredLength, readStreamBody } from './body.js';
-import type { PendingRequest } from './handle.js';
+import type { PendingRequest } from './incoming.js';
 import type { Reply } from './reply.js';
 
 /** The last non-empty path segment of a URL or path (`/webhooks/stripe?x=1` → `stripe`). */
@@ -18,22 +18,38 @@ export function pathOf(url: string): string {
   return slash === -1 ? '/' : url.slice(slash);
 }
 
+/** A Fetch API request as the receive path takes it; a class for the reason `NodeRequest` is. */
+class FetchRequest implements PendingRequest {
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly contentLength: number | undefined;
+  readonly #request: Request;
+
+  constructor(request: Request) {
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    this.method = request.method;
+    this.headers = headers;
+    this.contentLength = declaredLength(headers['content-length']);
+    this.#request = request;
+  }
+
+  url(): URL {
+    return new URL(this.#request.url);
+  }
+
+  readBody(limit: number): Promise<Uint8Array> {
+    const request = this.#request;
+    if (request.bodyUsed) return Promise.reject(new BodyConsumedError());
+    return readStreamBody(request.body, limit);
+  }
+}
+
 /** Adapts a Fetch API `Request`; its body is read at most once, up to the limit. */
 export function fromFetch(request: Request): PendingRequest {
-  const headers: Record<string, string> = {};
-  request.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  return {
-    method: request.method,
-    headers,
-    contentLength: declaredLength(headers['content-length']),
-    url: () => new URL(request.url),
-    readBody: (limit) =>
-      request.bodyUsed
-        ? Promise.reject(new BodyConsumedError())
-        : readStreamBody(request.body, limit),
-  };
+  return new FetchRequest(request);
 }
 
 export function toResponse(reply: Reply): Response {

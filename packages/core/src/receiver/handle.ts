@@ -1,25 +1,13 @@
 import type { Source } from '../contracts/source.js';
-import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
-import type { Envelope } from '../envelope.js';
+import type { VerifiedEvent } from '../contracts/verifier.js';
+import { type Envelope, hashPayload } from '../envelope.js';
 import { BadRequestError, PayloadTooLargeError, SignatureError } from '../errors.js';
 import { acceptMany, acceptOne } from './accept.js';
 import { BodyConsumedError } from './body.js';
 import type { ResolvedReceiverConfig } from './config.js';
 import { headerPicker } from './headers.js';
-import { sha256Hex } from './hash.js';
+import { IncomingRequest, type PendingRequest } from './incoming.js';
 import { combine, type Outcome, type Reply, reply } from './reply.js';
-
-/** A request as the adapters hand it over: nothing read yet. */
-export interface PendingRequest {
-  readonly method: string;
-  /** Lower-case names. */
-  readonly headers: Readonly<Record<string, string>>;
-  /** The declared Content-Length, if any. */
-  readonly contentLength: number | undefined;
-  url(): URL;
-  /** Reads the whole body; rejects with `PayloadTooLargeError` past `limit` bytes without buffering them. */
-  readBody(limit: number): Promise<Uint8Array>;
-}
 
 /** Source label for requests naming no configured source (request paths must not become labels). */
 const UNKNOWN = '(unknown)';
@@ -53,16 +41,7 @@ export function createHandler(
       return fail('bad-request');
     }
 
-    let url: URL | undefined;
-    const incoming: IncomingWebhook = {
-      method: req.method,
-      headers: req.headers,
-      body,
-      get url() {
-        url ??= req.url();
-        return url;
-      },
-    };
+    const incoming = new IncomingRequest(req, body);
     const receivedAt = now();
     let events: readonly VerifiedEvent[];
     try {
@@ -136,7 +115,7 @@ function envelopeOf(
     headers,
     receivedAt,
     occurredAt: e.occurredAt,
-    payloadHash: sha256Hex(payload),
+    payloadHash: hashPayload(payload),
   };
 }
 

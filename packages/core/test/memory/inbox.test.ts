@@ -93,6 +93,23 @@ describe('memory inbox', () => {
     expect((await inbox.begin('src', 'r', { leaseMs: 60_000 })).status).toBe('busy');
   });
 
+  it('never issues one token twice, even across inboxes: a token of another inbox owns nothing', async () => {
+    const a = createMemoryInbox();
+    const b = createMemoryInbox();
+    const e = env('t');
+    const fromA = await a.claim(e, { leaseMs: 60_000 });
+    const fromB = await b.claim(e, { leaseMs: 60_000 });
+    const leaseA = await a.begin('src', 'other', { leaseMs: 60_000 });
+    if (fromA.status !== 'new' || fromB.status !== 'new' || leaseA.status !== 'acquired') {
+      throw new Error('setup');
+    }
+    expect(new Set([fromA.token, fromB.token, leaseA.token]).size).toBe(3);
+    await a.markEnqueued('src', 't', fromB.token);
+    expect(await a.claim(e, { leaseMs: 60_000 })).toEqual({ status: 'in-flight' });
+    await a.markEnqueued('src', 't', fromA.token);
+    expect(await a.claim(e, { leaseMs: 60_000 })).toEqual({ status: 'duplicate' });
+  });
+
   it('refuses bad options and non-positive leases', async () => {
     expect(() => createMemoryInbox({ now: 5 as unknown as () => number })).toThrow(ConfigError);
     const inbox = createMemoryInbox();

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery } from '../../src/contracts/transport.js';
 import { createEnvelope } from '../../src/envelope.js';
 import { ConfigError, LockLostError, TransportUnavailableError } from '../../src/errors.js';
 import { createMemoryBroker } from '../../src/memory/broker.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
+import { decodeEnvelope, encodeEnvelope } from '../../src/wire.js';
 
 const env = (id: string, key?: string) =>
   createEnvelope({ id, source: 's', type: 't', key, payload: { id } });
@@ -24,6 +25,10 @@ function collect(n: number, settle: (d: Delivery) => Promise<void> = (d) => d.ac
 }
 
 describe('memory transport', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('shares messages between transports on one broker and queue, not across queues', async () => {
     const broker = createMemoryBroker();
     await using a = createMemoryTransport({ broker, queue: 'orders' });
@@ -78,6 +83,21 @@ describe('memory transport', () => {
     expect(createMemoryTransport({ dedupeWindowMs: false }).capabilities.brokerDedupe).toBe(false);
   });
 
+  it('forgets a dedupe key once its window passed, then remembers it for a new window', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    await using t = createMemoryTransport({ dedupeWindowMs: 1000 });
+    await t.publish([{ envelope: env('a') }, { envelope: env('b') }]);
+    vi.advanceTimersByTime(999);
+    await t.publish([{ envelope: env('a') }]);
+    expect(t.broker.depth(t.queue)).toBe(2);
+    vi.advanceTimersByTime(1);
+    await t.publish([{ envelope: env('a') }, { envelope: env('b') }]);
+    expect(t.broker.depth(t.queue)).toBe(4);
+    vi.advanceTimersByTime(999);
+    await t.publish([{ envelope: env('a') }, { envelope: env('b') }]);
+    expect(t.broker.depth(t.queue)).toBe(4);
+  });
+
   it('rejects publish and consume after close with TransportUnavailableError', async () => {
     const t = createMemoryTransport();
     await t.close();
@@ -86,6 +106,27 @@ describe('memory transport', () => {
     await expect(t.consume(async () => {}, { concurrency: 1, lockMs: 100 })).rejects.toThrow(
       TransportUnavailableError,
     );
+  });
+
+  it('delivers what a wire round trip gives, byte for byte, unchanged by later writes to the published envelope', async () => {
+    await using t = createMemoryTransport();
+    const sent = createEnvelope({
+      id: 'bytes',
+      source: 's',
+      type: 't',
+      key: 'k',
+      payload: Uint8Array.from({ length: 256 }, (_, i) => i),
+      headers: { traceparent: '00-abc-def-01' },
+      occurredAt: '2025-01-01T00:00:00.000Z',
+    });
+    const expected = decodeEnvelope(encodeEnvelope(sent));
+    await t.publish([{ envelope: sent }]);
+    sent.payload.fill(0);
+    (sent.headers as Record<string, string>).traceparent = 'changed';
+    const c = collect(1);
+    await t.consume(c.handler, { concurrency: 1, lockMs: 1000 });
+    const [delivered] = await c.all;
+    expect(delivered?.envelope).toEqual(expected);
   });
 
   it('hands each delivery its own copy of the payload', async () => {
