@@ -1,4 +1,6 @@
-import { connect, type Socket } from 'node:net';
+import { encodeRequest, type LoadRequest, openRaw, type RawConnection } from './raw-http.js';
+
+export type { LoadRequest } from './raw-http.js';
 
 /**
  * A small HTTP/1.1 load generator for benchmarks: `connections` keep-alive sockets, one request in
@@ -12,12 +14,6 @@ import { connect, type Socket } from 'node:net';
  *   durationMs: 3_000, request: (i) => ({ path: '/webhooks/stripe', headers, body: bodyOf(i) }) });
  * console.log(formatResult('receiver', r));
  */
-export interface LoadRequest {
-  readonly method?: string | undefined;
-  readonly path: string;
-  readonly headers?: Readonly<Record<string, string>> | undefined;
-  readonly body?: string | Uint8Array | undefined;
-}
 
 export interface LoadOptions {
   /** Origin of the server, e.g. `http://127.0.0.1:3000` (plain HTTP only). */
@@ -55,27 +51,27 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const deadline = started + options.durationMs;
 
   const loop = async () => {
-    let conn: Connection | undefined;
+    let conn: RawConnection | undefined;
     while (sent < options.requests && performance.now() < deadline) {
       const i = sent++;
-      const bytes = encode(host, options.request(i));
+      const bytes = encodeRequest(host, options.request(i));
       try {
-        conn ??= await open(hostname, Number(port));
+        conn ??= await openRaw(hostname, Number(port));
         const t0 = performance.now();
         const res = await conn.exchange(bytes);
         latencies[done++] = performance.now() - t0;
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
         if (res.close) {
-          conn.socket.destroy();
+          conn.close();
           conn = undefined;
         }
       } catch {
         errors++;
-        conn?.socket.destroy();
+        conn?.close();
         return;
       }
     }
-    conn?.socket.end();
+    conn?.close();
   };
   await Promise.all(Array.from({ length: options.connections }, loop));
   const durationMs = performance.now() - started;
@@ -99,76 +95,4 @@ export function formatResult(name: string, r: LoadResult): string {
     .join(' ');
   const rps = Math.round(r.rps).toLocaleString('en-US');
   return `${name.padEnd(34)} ${rps.padStart(8)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  (${codes}${r.errors ? `, ${r.errors} errors` : ''})`;
-}
-
-function encode(host: string, req: LoadRequest): Buffer {
-  const body = req.body === undefined ? Buffer.alloc(0) : Buffer.from(req.body);
-  let head = `${req.method ?? 'POST'} ${req.path} HTTP/1.1\r\nhost: ${host}\r\ncontent-length: ${body.length}\r\n`;
-  for (const [k, v] of Object.entries(req.headers ?? {})) head += `${k}: ${v}\r\n`;
-  return Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), body]);
-}
-
-interface Connection {
-  readonly socket: Socket;
-  exchange(bytes: Buffer): Promise<{ status: number; close: boolean }>;
-}
-
-function open(host: string, port: number): Promise<Connection> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host, port, noDelay: true });
-    let buffered: Buffer = Buffer.alloc(0);
-    let waiter:
-      | { resolve: (r: { status: number; close: boolean }) => void; reject: (e: Error) => void }
-      | undefined;
-    const fail = (err: Error) => {
-      waiter?.reject(err);
-      waiter = undefined;
-    };
-    socket.on('data', (chunk: Buffer) => {
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      const parsed = parseResponse(buffered);
-      if (!parsed || !waiter) return;
-      buffered = buffered.subarray(parsed.length);
-      const w = waiter;
-      waiter = undefined;
-      w.resolve({ status: parsed.status, close: parsed.close });
-    });
-    socket.on('error', (err) => {
-      reject(err);
-      fail(err);
-    });
-    socket.on('close', () => fail(new Error('connection closed')));
-    socket.on('connect', () =>
-      resolve({
-        socket,
-        exchange: (bytes) =>
-          new Promise((res, rej) => {
-            waiter = { resolve: res, reject: rej };
-            socket.write(bytes);
-          }),
-      }),
-    );
-  });
-}
-
-/** One complete response at the start of `buf`, or undefined when more bytes are needed. */
-function parseResponse(
-  buf: Buffer,
-): { status: number; close: boolean; length: number } | undefined {
-  const headEnd = buf.indexOf('\r\n\r\n');
-  if (headEnd === -1) return undefined;
-  const head = buf.toString('latin1', 0, headEnd).toLowerCase();
-  const status = Number(head.slice(9, 12));
-  const close = /\r\nconnection: *close/.test(head);
-  const bodyStart = headEnd + 4;
-  const cl = /\r\ncontent-length: *(\d+)/.exec(head);
-  if (cl) {
-    const length = bodyStart + Number(cl[1]);
-    return buf.length >= length ? { status, close, length } : undefined;
-  }
-  if (/\r\ntransfer-encoding: *chunked/.test(head)) {
-    const end = buf.indexOf('\r\n0\r\n\r\n', bodyStart - 2);
-    return end === -1 ? undefined : { status, close, length: end + 7 };
-  }
-  return { status, close, length: bodyStart };
 }

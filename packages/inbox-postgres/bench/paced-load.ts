@@ -1,5 +1,5 @@
 import type { LoadRequest } from '../../core/bench/load.js';
-import { encodeRequest, openRaw, type RawConnection } from './raw-http.js';
+import { encodeRequest, openRaw, type RawConnection } from '../../core/bench/raw-http.js';
 
 export interface PacedLoadOptions {
   /** Origin, e.g. `http://127.0.0.1:3000`. */

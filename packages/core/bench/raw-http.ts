@@ -1,5 +1,4 @@
 import { connect, type Socket } from 'node:net';
-import type { LoadRequest } from '../../core/bench/load.js';
 
 /**
  * One keep-alive HTTP/1.1 connection that writes raw requests and reads only each answer's status
@@ -7,6 +6,13 @@ import type { LoadRequest } from '../../core/bench/load.js';
  * so on a small machine the server, not the generator, sets the pace. Bench code only: one
  * request at a time, Content-Length or chunked answers.
  */
+export interface LoadRequest {
+  readonly method?: string | undefined;
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  readonly body?: string | Uint8Array | undefined;
+}
+
 export interface RawConnection {
   exchange(bytes: Buffer): Promise<{ status: number; close: boolean }>;
   close(): void;
