@@ -1,5 +1,5 @@
-import { decodeEnvelope } from '@onceflow/core';
 import type { InboxBrowser, InboxQuery, StoredEventState } from '../browser.js';
+import { decodeCursor, toPage } from './page.js';
 
 /** The part of a `pg.Pool` the browser uses. */
 export interface PgQueryable {
@@ -14,18 +14,8 @@ interface Row {
   state: StoredEventState;
 }
 
-type Cursor = [receivedAt: string, source: string, id: string];
-
 /** Microsecond-exact UTC text of `received_at`, so paging never skips rows sharing a millisecond. */
 const RECEIVED_KEY = `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
-const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
-
-function decodeCursor(text: string): Cursor {
-  const c: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  if (!Array.isArray(c) || c.length !== 3) throw new RangeError('malformed inbox cursor');
-  return c as Cursor;
-}
 
 function where(query: InboxQuery): { sql: string; params: unknown[] } {
   const parts = ['envelope IS NOT NULL'];
@@ -56,7 +46,7 @@ export function createPostgresInboxBrowser(db: PgQueryable, table: string): Inbo
     async list({ limit, after, ...query }) {
       const w = where(query);
       if (after !== undefined) {
-        const [at, source, id] = decodeCursor(after);
+        const [at, source, id] = decodeCursor<string>(after);
         const n = w.params.length;
         w.sql += ` AND (received_at, source, id) > ($${n + 1}::timestamptz, $${n + 2}, $${n + 3})`;
         w.params.push(at, source, id);
@@ -67,15 +57,7 @@ export function createPostgresInboxBrowser(db: PgQueryable, table: string): Inbo
          WHERE ${w.sql} ORDER BY received_at, source, id LIMIT $${w.params.length}`,
         w.params,
       );
-      const typed = rows as Row[];
-      const last = typed[typed.length - 1];
-      return {
-        events: typed.map((r) => ({ envelope: decodeEnvelope(r.envelope), state: r.state })),
-        next:
-          last && typed.length === limit
-            ? encodeCursor([last.received_key, last.source, last.id])
-            : undefined,
-      };
+      return toPage(rows as Row[], limit, (r) => r.received_key);
     },
     async count(query) {
       const w = where(query);

@@ -1,5 +1,5 @@
-import { decodeEnvelope } from '@onceflow/core';
 import type { InboxBrowser, InboxQuery, StoredEventState } from '../browser.js';
+import { decodeCursor, toPage } from './page.js';
 
 /** The part of a better-sqlite3 connection the browser uses (`embedded.db` fits). */
 export interface SqliteReader {
@@ -17,17 +17,7 @@ interface Row {
   state: StoredEventState;
 }
 
-type Cursor = [receivedAt: number, source: string, id: string];
-
 const STATE = `CASE WHEN processed_at IS NOT NULL THEN 'processed' ELSE state END`;
-
-const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
-
-function decodeCursor(text: string): Cursor {
-  const c: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  if (!Array.isArray(c) || c.length !== 3) throw new RangeError('malformed inbox cursor');
-  return c as Cursor;
-}
 
 /** WHERE clause and parameters for a query; only the given filters appear, so indexes apply. */
 function where(query: InboxQuery): { sql: string; params: unknown[] } {
@@ -62,7 +52,7 @@ export function createSqliteInboxBrowser(db: SqliteReader): InboxBrowser {
       const w = where(query);
       if (after !== undefined) {
         w.sql += ' AND (received_at, source, id) > (?, ?, ?)';
-        w.params.push(...decodeCursor(after));
+        w.params.push(...decodeCursor<number>(after));
       }
       const rows = db
         .prepare(
@@ -70,14 +60,7 @@ export function createSqliteInboxBrowser(db: SqliteReader): InboxBrowser {
            WHERE ${w.sql} ORDER BY received_at, source, id LIMIT ?`,
         )
         .all(...w.params, limit) as Row[];
-      const last = rows[rows.length - 1];
-      return {
-        events: rows.map((r) => ({ envelope: decodeEnvelope(r.envelope), state: r.state })),
-        next:
-          last && rows.length === limit
-            ? encodeCursor([last.received_at, last.source, last.id])
-            : undefined,
-      };
+      return toPage(rows, limit, (r) => r.received_at);
     },
     async count(query) {
       const w = where(query);
