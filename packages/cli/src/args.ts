@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { DeadLetterSelection } from './commands/dead-letters.js';
+import type { ReplayOptions } from './commands/replay.js';
 import { parseDuration, parseInstant } from './duration.js';
 import { isReplayId } from './replay-envelope.js';
 import { UsageError } from './usage-error.js';
@@ -59,17 +60,10 @@ export type Command =
       readonly apply: boolean;
       readonly json: boolean;
     }
-  | {
-      readonly name: 'replay';
-      readonly since: Date;
-      readonly until?: Date | undefined;
-      readonly source?: string | undefined;
-      readonly type?: string | undefined;
-      readonly limit?: number | undefined;
-      readonly replayId?: string | undefined;
-      readonly apply: boolean;
-      readonly json: boolean;
-    }
+  | ({ readonly name: 'replay'; readonly apply: boolean; readonly json: boolean } & Omit<
+      ReplayOptions,
+      'apply' | 'json' | 'batchSize'
+    >)
   | { readonly name: 'inbox stats'; readonly json: boolean }
   | {
       readonly name: 'inbox purge';

@@ -1,7 +1,6 @@
-import type { Delivery } from '@onceflow/core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../src/run.js';
-import { captureOutput, event, open, seed, tempDbPath, waitFor } from './helpers.js';
+import { captureOutput, drain, event, seed, tempDbPath } from './helpers.js';
 
 let db: string;
 const run = (...argv: string[]) => {
@@ -14,26 +13,6 @@ async function deadLetterIds(): Promise<string[]> {
   const { code, json } = await run('dead-letters', 'list', '--json');
   expect(code).toBe(0);
   return (json().deadLetters as { id: string }[]).map((d) => d.id);
-}
-
-/** Consumes the queue until `n` deliveries arrived; returns them. */
-async function drain(n: number): Promise<Delivery[]> {
-  const embedded = await open(db);
-  const got: Delivery[] = [];
-  try {
-    const sub = await embedded.transport('events').consume(
-      async (d) => {
-        got.push(d);
-        await d.ack();
-      },
-      { concurrency: 1, lockMs: 30_000 },
-    );
-    await waitFor(() => got.length >= n, `${n} deliveries`);
-    await sub.close();
-  } finally {
-    await embedded.close();
-  }
-  return got;
 }
 
 beforeEach(async () => {
@@ -102,7 +81,7 @@ describe('dead-letters redrive', () => {
     expect(code).toBe(0);
     expect(out[0]).toBe(`Redrove 2 dead letters: ${ids[0]}, ${ids[2]}.`);
     expect(await deadLetterIds()).toEqual([ids[1]]);
-    const back = await drain(2);
+    const back = await drain(db, 2);
     expect(back.map((d) => [d.envelope.id, d.attempt])).toEqual([
       ['evt_1', 1],
       ['evt_3', 1],
@@ -114,7 +93,11 @@ describe('dead-letters redrive', () => {
     expect(code).toBe(0);
     expect(json()).toMatchObject({ action: 'redrive', dryRun: false, count: 3 });
     expect(await deadLetterIds()).toEqual([]);
-    expect((await drain(3)).map((d) => d.envelope.id).sort()).toEqual(['evt_1', 'evt_2', 'evt_3']);
+    expect((await drain(db, 3)).map((d) => d.envelope.id).sort()).toEqual([
+      'evt_1',
+      'evt_2',
+      'evt_3',
+    ]);
   });
 
   it('refuses unknown ids before touching anything, even with --apply', async () => {

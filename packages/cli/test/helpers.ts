@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEnvelope, type Envelope } from '@onceflow/core';
+import { createEnvelope, type Delivery, type Envelope } from '@onceflow/core';
 import { createEmbedded, type Embedded } from '@onceflow/embedded';
 import { afterAll } from 'vitest';
 import type { Output } from '../src/output.js';
@@ -126,4 +126,24 @@ export async function open(path: string): Promise<Embedded> {
   const embedded = createEmbedded({ path, pollIntervalMs: 10 });
   await embedded.start();
   return embedded;
+}
+
+/** Consumes the file's `events` queue until `n` deliveries arrived, acking each; returns them. */
+export async function drain(path: string, n: number): Promise<Delivery[]> {
+  const embedded = await open(path);
+  const got: Delivery[] = [];
+  try {
+    const sub = await embedded.transport('events').consume(
+      async (d) => {
+        got.push(d);
+        await d.ack();
+      },
+      { concurrency: 1, lockMs: 30_000 },
+    );
+    await waitFor(() => got.length >= n, `${n} deliveries`);
+    await sub.close();
+  } finally {
+    await embedded.close();
+  }
+  return got;
 }

@@ -4,7 +4,7 @@ import { replayEvents } from '../src/commands/replay.js';
 import { REPLAY_ID_HEADER, REPLAY_OF_HEADER, replayEnvelope } from '../src/replay-envelope.js';
 import { runCli } from '../src/run.js';
 import { createSqliteInboxBrowser } from '../src/targets/sqlite-browser.js';
-import { captureOutput, event, open, seed, tempDbPath, waitFor } from './helpers.js';
+import { captureOutput, drain, event, open, seed, tempDbPath } from './helpers.js';
 
 let db: string;
 const run = (...argv: string[]) => {
@@ -31,22 +31,7 @@ async function queued(): Promise<number> {
 }
 
 async function consumeAll(n: number): Promise<Envelope[]> {
-  const embedded = await open(db);
-  const got: Envelope[] = [];
-  try {
-    const sub = await embedded.transport('events').consume(
-      async (d) => {
-        got.push(d.envelope);
-        await d.ack();
-      },
-      { concurrency: 1, lockMs: 30_000 },
-    );
-    await waitFor(() => got.length >= n, `${n} deliveries`);
-    await sub.close();
-  } finally {
-    await embedded.close();
-  }
-  return got;
+  return (await drain(db, n)).map((d) => d.envelope);
 }
 
 beforeEach(async () => {

@@ -74,13 +74,23 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     conn?.close();
   };
   await Promise.all(Array.from({ length: options.connections }, loop));
-  const durationMs = performance.now() - started;
-  const sorted = latencies.subarray(0, done).sort();
-  const at = (q: number) => sorted[Math.min(done - 1, Math.floor(q * done))] ?? Number.NaN;
+  return summariseLoad(latencies.subarray(0, done), performance.now() - started, statuses, errors);
+}
+
+/** Throughput and p50/p99 from the latencies (ms) of the requests answered in `durationMs`. */
+export function summariseLoad(
+  latencies: Float64Array | number[],
+  durationMs: number,
+  statuses: Readonly<Record<number, number>>,
+  errors: number,
+): LoadResult {
+  const n = latencies.length;
+  const sorted = Float64Array.from(latencies).sort();
+  const at = (q: number) => sorted[Math.min(n - 1, Math.floor(q * n))] ?? Number.NaN;
   return {
-    requests: done,
+    requests: n,
     durationMs,
-    rps: (done / durationMs) * 1000,
+    rps: (n / durationMs) * 1000,
     p50Ms: at(0.5),
     p99Ms: at(0.99),
     statuses,

@@ -4,7 +4,7 @@ import type { Transport } from './contracts/transport.js';
 import { ConfigError } from './errors.js';
 import { type Logger, silentLogger } from './observability/logger.js';
 import type { OnceflowMetrics } from './observability/metrics.js';
-import { createTicker, type Ticker } from './receiver/ticker.js';
+import { createTicker, type Ticker } from './ticker.js';
 
 const schema = z.object({
   inbox: z.custom<Pick<Inbox, 'takeStale' | 'markEnqueued'>>(

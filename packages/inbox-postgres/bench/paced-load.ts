@@ -1,4 +1,4 @@
-import type { LoadRequest } from '../../core/bench/load.js';
+import { type LoadRequest, type LoadResult, summariseLoad } from '../../core/bench/load.js';
 import { encodeRequest, openRaw, type RawConnection } from '../../core/bench/raw-http.js';
 
 export interface PacedLoadOptions {
@@ -12,15 +12,6 @@ export interface PacedLoadOptions {
   readonly request: (i: number) => LoadRequest;
 }
 
-export interface PacedLoadResult {
-  readonly requests: number;
-  readonly rps: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly statuses: Readonly<Record<number, number>>;
-  readonly errors: number;
-}
-
 /**
  * Rate-limited (open-loop) load: request i is due at `i / rate` seconds and its latency runs from
  * that due time, so a server that falls behind is charged for the queue it causes (no
@@ -28,7 +19,7 @@ export interface PacedLoadResult {
  * `maxInFlight`), so the generator stays cheap. Bench code only; core's closed-loop `runLoad`
  * measures max rate.
  */
-export async function runPacedLoad(options: PacedLoadOptions): Promise<PacedLoadResult> {
+export async function runPacedLoad(options: PacedLoadOptions): Promise<LoadResult> {
   const { hostname, port } = new URL(options.url);
   const host = `${hostname}:${port}`;
   const total = Math.floor((options.rate * options.durationMs) / 1000);
@@ -92,16 +83,5 @@ export async function runPacedLoad(options: PacedLoadOptions): Promise<PacedLoad
   }
   await Promise.all(inFlight);
   for (const conn of idle) conn.close();
-  const elapsed = performance.now() - started;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
-  return {
-    requests: latencies.length,
-    rps: (latencies.length / elapsed) * 1000,
-    p50Ms: at(0.5),
-    p99Ms: at(0.99),
-    statuses,
-    errors,
-  };
+  return summariseLoad(latencies, performance.now() - started, statuses, errors);
 }

@@ -30,7 +30,7 @@ import {
   processCpuMs,
   walBytes,
 } from './cpu.js';
-import { type PacedLoadResult, runPacedLoad } from './paced-load.js';
+import { runPacedLoad } from './paced-load.js';
 import { stripeRequests } from './stripe-requests.js';
 
 const PG_URL = process.env.ONCEFLOW_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -47,7 +47,7 @@ interface Measured {
   readonly name: string;
   readonly max: LoadResult;
   readonly cost: CostPerRequest;
-  readonly half: PacedLoadResult;
+  readonly half: LoadResult;
 }
 
 const ALL_KINDS = ['baseline', 'receiver', 'receiver-unbatched'] as const;

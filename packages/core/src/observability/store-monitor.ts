@@ -1,6 +1,6 @@
 import type { Inbox } from '../contracts/inbox.js';
 import type { Transport } from '../contracts/transport.js';
-import { createTicker, type Ticker } from '../receiver/ticker.js';
+import { createTicker, type Ticker } from '../ticker.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { OnceflowMetrics } from './metrics.js';
 

@@ -3,7 +3,7 @@ import type { Inbox } from '../contracts/inbox.js';
 import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import { DEFAULT_INBOX_RETENTION_MS } from './retention.js';
-import { createTicker, type Ticker } from './ticker.js';
+import { createTicker, type Ticker } from '../ticker.js';
 
 const schema = z.object({
   inbox: z.custom<Pick<Inbox, 'purge'>>(

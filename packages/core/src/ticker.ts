@@ -1,4 +1,4 @@
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from './observability/logger.js';
 
 /** A periodic job (relay, retention janitor). */
 export interface Ticker {
