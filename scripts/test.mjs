@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { up as brokersUp } from './brokers.mjs';
 import { missingServices } from './services.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -13,6 +14,24 @@ const run = (cmd, args, opts = {}) => {
   const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
   return r.status ?? 1;
 };
+
+// Kafka and the SQS server are started here when not already running (and stopped at the end);
+// ONCEFLOW_KAFKA_BROKERS / ONCEFLOW_SQS_ENDPOINT point the tests at brokers of your own instead.
+const wanted = [
+  ...(process.env.ONCEFLOW_KAFKA_BROKERS ? [] : ['kafka']),
+  ...(process.env.ONCEFLOW_SQS_ENDPOINT ? [] : ['sqs']),
+];
+let started = [];
+try {
+  started = await brokersUp(wanted);
+} catch (err) {
+  console.error(`\nCannot start the brokers: ${err instanceof Error ? err.message : err}`);
+  process.exit(1);
+}
+process.on('exit', () => {
+  if (started.length)
+    spawnSync('node', ['scripts/brokers.mjs', 'down', ...started], { cwd: root, stdio: 'inherit' });
+});
 
 const missing = await missingServices();
 if (missing.length > 0) {

@@ -60,7 +60,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   const dir = mkdtempSync(join(tmpdir(), 'onceflow-demo-'));
   const stripeSecret = `whsec_${randomBytes(16).toString('hex')}`;
   const githubSecret = randomBytes(16).toString('hex');
-  const stack = await openStack(options.broker, { dir, runId });
+  const stack = await openStack(options.broker, { dir, runId, owner: true });
   const payments = await startPaymentsApi();
   const metrics = createMetrics();
   const receiver = createReceiver({

@@ -26,6 +26,11 @@ export interface StackOptions {
   readonly dir: string;
   /** A run id, used to keep queues and tables of separate runs apart. */
   readonly runId: string;
+  /**
+   * True for the demo's main process: its `close` removes what the run created on shared servers
+   * (queues, topics, the PostgreSQL schema). Worker processes leave them alone.
+   */
+  readonly owner?: boolean;
 }
 
 export type StackFactory = (options: StackOptions) => Promise<Stack>;

@@ -1,0 +1,68 @@
+import type { Envelope, Inbox, ProcessedStore } from '@onceflow/core';
+import { createPostgresInbox, markProcessed, migrate } from '@onceflow/inbox-postgres';
+import pg from 'pg';
+import type { Ledger, StackOptions } from '../stack.js';
+
+/** The stores every broker stack shares: inbox, processed-guard and ledger in PostgreSQL. */
+export interface PostgresStores {
+  readonly inbox: Inbox;
+  readonly processed: ProcessedStore;
+  readonly ledger: Ledger;
+  /** Ends the pool; the run's owner also drops the run's schema. */
+  close(): Promise<void>;
+}
+
+export const demoPgUrl = (): string =>
+  process.env.ONCEFLOW_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * Opens the run's schema (`demo_<runId>`, created on first use) with the inbox table and a ledger
+ * table that has NO unique constraint on the event id. `record` writes the ledger row and the
+ * processed mark in one transaction.
+ */
+export async function openPostgresStores(options: StackOptions): Promise<PostgresStores> {
+  const pool = new pg.Pool({ connectionString: demoPgUrl(), max: 8 });
+  const schema = `demo_${options.runId}`;
+  await migrate(pool, { schema });
+  await pool.query(`CREATE TABLE IF NOT EXISTS "${schema}".demo_ledger (
+    row_id BIGSERIAL PRIMARY KEY,
+    event_id TEXT NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL,
+    amount BIGINT, charge_id TEXT NOT NULL, written_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
+  const store = createPostgresInbox({ pool, schema });
+
+  const ledger: Ledger = {
+    async record(envelope: Envelope, entry) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await markProcessed(client, envelope, { schema });
+        await client.query(
+          `INSERT INTO "${schema}".demo_ledger (event_id, source, type, amount, charge_id) VALUES ($1, $2, $3, $4, $5)`,
+          [envelope.id, envelope.source, envelope.type, entry.amount, entry.chargeId],
+        );
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async rowsByEvent() {
+      const { rows } = await pool.query<{ id: string; n: string }>(
+        `SELECT event_id AS id, COUNT(*) AS n FROM "${schema}".demo_ledger GROUP BY event_id`,
+      );
+      return new Map(rows.map((r) => [r.id, Number(r.n)]));
+    },
+  };
+
+  return {
+    inbox: store,
+    processed: store,
+    ledger,
+    async close() {
+      if (options.owner) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await pool.end();
+    },
+  };
+}
