@@ -1,0 +1,7 @@
+/**
+ * The benchmark kit for adapter benches: timing, interleaved rounds, the comparison table with
+ * ratios against the raw client, and the worker consume path. Prints; never fails on a time.
+ */
+export { type Measured, interleaved, measure } from './measure.js';
+export { type Comparison, printComparisons } from './report.js';
+export { BENCH_EVENT_TYPE, benchEnvelopes, consumeWithWorker, publishAll } from './workload.js';

@@ -1,0 +1,25 @@
+import type { Measured } from './measure.js';
+
+/** One line of a comparison: our path beside the raw client doing the same work. */
+export interface Comparison {
+  readonly name: string;
+  readonly ours: Measured;
+  readonly raw: Measured;
+  /** The ratio ours/raw aimed at (e.g. 0.95); printed beside the measured one, never enforced. */
+  readonly aim: number;
+}
+
+/** Prints a comparison table with ratios. Benchmarks never fail on a time: this only prints. */
+export function printComparisons(title: string, rows: readonly Comparison[]): void {
+  const rate = (m: Measured) => `${Math.round(m.perSecond).toLocaleString('en')}/s`;
+  console.log(`\n${title}`);
+  console.log(
+    `${'path'.padEnd(34)} ${'onceflow'.padStart(12)} ${'raw client'.padStart(12)} ${'ratio'.padStart(7)}  aim`,
+  );
+  for (const { name, ours, raw, aim } of rows) {
+    const ratio = ours.perSecond / raw.perSecond;
+    console.log(
+      `${name.padEnd(34)} ${rate(ours).padStart(12)} ${rate(raw).padStart(12)} ${`${ratio.toFixed(2)}x`.padStart(7)}  >= ${aim.toFixed(2)}x ${ratio >= aim ? 'met' : 'NOT met'}`,
+    );
+  }
+}

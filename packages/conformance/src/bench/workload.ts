@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import {
+  type Envelope,
+  type ProcessedStore,
+  type Transport,
+  createEnvelope,
+  createWorker,
+  defineHandler,
+} from '@onceflow/core';
+import { type Measured, measure } from './measure.js';
+
+export const BENCH_EVENT_TYPE = 'bench.event';
+
+/** `count` envelopes of about `payloadBytes` each, ids unique to this call, keys spread over 64. */
+export function benchEnvelopes(count: number, payloadBytes = 700): Envelope[] {
+  const run = randomBytes(4).toString('hex');
+  const filler = randomBytes(Math.max(0, Math.floor(payloadBytes / 2) - 40)).toString('hex');
+  return Array.from({ length: count }, (_, i) =>
+    createEnvelope({
+      source: 'bench',
+      id: `evt_${run}_${i}`,
+      type: BENCH_EVENT_TYPE,
+      key: `cus_${i % 64}`,
+      payload: { i, filler },
+    }),
+  );
+}
+
+/** Publishes `envelopes` in concurrent slices of `batch`, at most `inFlight` slices at once. */
+export async function publishAll(
+  transport: Transport,
+  envelopes: readonly Envelope[],
+  batch: number,
+  inFlight: number,
+): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < envelopes.length) {
+      const slice = envelopes.slice(next, next + batch);
+      next += batch;
+      await transport.publish(slice.map((envelope) => ({ envelope })));
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, lane));
+}
+
+/**
+ * Consumes `count` already-published deliveries through `createWorker` (processed-guard
+ * included) with a handler that does nothing, and times it from start to the last handled one.
+ */
+export async function consumeWithWorker(options: {
+  readonly label: string;
+  readonly transport: Transport;
+  readonly processed: ProcessedStore;
+  readonly count: number;
+  readonly concurrency: number;
+  readonly lockMs?: number;
+  readonly timeoutMs?: number;
+}): Promise<Measured> {
+  const { transport, processed, count, concurrency } = options;
+  let handled = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  const worker = createWorker({
+    transport,
+    processed,
+    concurrency,
+    lockMs: options.lockMs ?? 30_000,
+    handlers: [
+      defineHandler({
+        type: BENCH_EVENT_TYPE,
+        handle: async () => {
+          if (++handled === count) done();
+        },
+      }),
+    ],
+  });
+  try {
+    return await measure(options.label, count, async () => {
+      await worker.start();
+      const timeout = options.timeoutMs ?? 120_000;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        finished,
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(new Error(`${options.label}: ${handled}/${count} handled in ${timeout} ms`)),
+            timeout,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
+    });
+  } finally {
+    await worker.close();
+  }
+}
