@@ -60,7 +60,9 @@ async function main(): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   setInterval(() => {
     gc?.();
-    process.send?.({ kind: 'heap', heapUsed: process.memoryUsage().heapUsed });
+    // Stopping disconnects the channel while this timer may still fire.
+    if (process.connected)
+      process.send?.({ kind: 'heap', heapUsed: process.memoryUsage().heapUsed });
   }, 500).unref();
 }
 

@@ -1,0 +1,154 @@
+/**
+ * Publish and end-to-end consume throughput of the BullMQ transport beside the raw BullMQ client
+ * doing the same work, on the shared Redis (`ONCEFLOW_REDIS_URL` overrides). Prints; never fails.
+ *
+ * - publish: `transport.publish` vs `Queue.addBulk` with the same encoded bodies and job ids,
+ *   both in batches of 50 with 4 batches in flight;
+ * - consume: `createWorker` with the processed-guard (memory store) and a no-op handler vs a raw
+ *   BullMQ `Worker` whose processor decodes the envelope and returns (BullMQ completes the job),
+ *   both at concurrency 32 on a pre-filled queue.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  benchEnvelopes,
+  interleaved,
+  measure,
+  printComparisons,
+  publishAll,
+  consumeWithWorker,
+  type Measured,
+} from '@onceflow/conformance/bench';
+import { type Envelope, createMemoryInbox, decodeEnvelope, encodeEnvelope } from '@onceflow/core';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createBullmqTransport, deleteBullmqQueue, jobIdOf } from '../src/index.js';
+
+const url = process.env.ONCEFLOW_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `onceflow-bench-${randomBytes(3).toString('hex')}`;
+const COUNT = Number(process.env.BENCH_COUNT ?? 4000);
+const ROUNDS = 3;
+const BATCH = 50;
+const IN_FLIGHT = 4;
+const CONCURRENCY = 32;
+const keep = { age: 3600 };
+
+let queues = 0;
+const freshQueue = () => `bench-${++queues}`;
+const used: string[] = [];
+const connection = new Redis(url, { maxRetriesPerRequest: null });
+
+function rawJobs(envelopes: readonly Envelope[]) {
+  return envelopes.map((e) => ({
+    name: e.type,
+    data: encodeEnvelope(e),
+    opts: { jobId: jobIdOf(`${e.source}:${e.id}`), removeOnComplete: keep, removeOnFail: keep },
+  }));
+}
+
+async function rawPublish(queue: Queue, envelopes: readonly Envelope[]): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < envelopes.length) {
+      const slice = envelopes.slice(next, next + BATCH);
+      next += BATCH;
+      await queue.addBulk(rawJobs(slice));
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+}
+
+async function withQueue<T>(run: (name: string, queue: Queue) => Promise<T>): Promise<T> {
+  const name = freshQueue();
+  used.push(name);
+  const queue = new Queue(name, { connection, prefix });
+  try {
+    return await run(name, queue);
+  } finally {
+    await queue.close();
+  }
+}
+
+const publishOurs = () =>
+  withQueue(async (name) => {
+    const transport = createBullmqTransport({ url, prefix, queue: name });
+    await transport.start();
+    const envelopes = benchEnvelopes(COUNT);
+    try {
+      return await measure('publish ours', COUNT, () =>
+        publishAll(transport, envelopes, BATCH, IN_FLIGHT),
+      );
+    } finally {
+      await transport.close();
+    }
+  });
+
+const publishRaw = () =>
+  withQueue(async (_, queue) => {
+    const envelopes = benchEnvelopes(COUNT);
+    return measure('publish raw', COUNT, () => rawPublish(queue, envelopes));
+  });
+
+const consumeOurs = () =>
+  withQueue(async (name, queue) => {
+    await rawPublish(queue, benchEnvelopes(COUNT));
+    const transport = createBullmqTransport({ url, prefix, queue: name });
+    await transport.start();
+    try {
+      return await consumeWithWorker({
+        label: 'consume ours',
+        transport,
+        processed: createMemoryInbox(),
+        count: COUNT,
+        concurrency: CONCURRENCY,
+      });
+    } finally {
+      await transport.close();
+    }
+  });
+
+const consumeRaw = () =>
+  withQueue(async (name, queue) => {
+    await rawPublish(queue, benchEnvelopes(COUNT));
+    let handled = 0;
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    let worker: Worker | undefined;
+    const result: Measured = await measure('consume raw', COUNT, async () => {
+      worker = new Worker(
+        name,
+        async (job) => {
+          decodeEnvelope(job.data as string);
+          if (++handled === COUNT) done();
+        },
+        { connection, prefix, concurrency: CONCURRENCY },
+      );
+      await finished;
+    });
+    await worker?.close();
+    return result;
+  });
+
+async function main(): Promise<void> {
+  console.log(`BullMQ bench: ${COUNT} events of ~700 B, ${ROUNDS} interleaved rounds, ${url}`);
+  const [pubOurs, pubRaw] = await interleaved(ROUNDS, [publishOurs, publishRaw]);
+  const [conOurs, conRaw] = await interleaved(ROUNDS, [consumeOurs, consumeRaw]);
+  if (!pubOurs || !pubRaw || !conOurs || !conRaw) throw new Error('bench: missing results');
+  printComparisons('BullMQ transport vs raw bullmq client', [
+    {
+      name: `publish (batches of ${BATCH}, ${IN_FLIGHT} in flight)`,
+      ours: pubOurs,
+      raw: pubRaw,
+      aim: 0.95,
+    },
+    { name: `consume (worker + guard, c=${CONCURRENCY})`, ours: conOurs, raw: conRaw, aim: 0.8 },
+  ]);
+}
+
+try {
+  await main();
+} finally {
+  for (const queue of used) await deleteBullmqQueue({ url, prefix, queue });
+  await connection.quit();
+}

@@ -1,0 +1,107 @@
+import {
+  type DeadLetterReason,
+  type DeliveryInit,
+  type Envelope,
+  LockLostError,
+  deadLetterHeaders,
+} from '@onceflow/core';
+import { type Job, type Queue, UnrecoverableError } from 'bullmq';
+import { asTransport, isLockLoss } from './errors.js';
+import { type LockWatch, watchLock } from './lock-watch.js';
+
+/** Longest `retry({ delayMs })` accepted (declared as `maxDelayMs`). */
+export const MAX_DELAY_MS = 365 * 24 * 3_600_000;
+
+/** What the dead-letter queue keeps per dead letter: the job id, the wire body, the metadata. */
+export interface DeadLetterData {
+  readonly jobId: string;
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+export interface JobDeliveryDeps {
+  readonly deadLetterQueue: Queue<DeadLetterData>;
+  readonly lockMs: number;
+  readonly maxLockMs: number;
+}
+
+/**
+ * The broker side of one active BullMQ job, for the kit's `runDelivery`. Every settlement is one
+ * BullMQ script guarded by this delivery's lock token:
+ * - `ack` → `moveToCompleted` (kept for the dedupe window by `removeOnComplete`);
+ * - `retry` → `moveToDelayed(now + delayMs)`; the next `moveToActive` raises `attemptsStarted`;
+ * - `deadLetter` → add to the dead-letter queue, then `moveToFailed` (the entry is removed again
+ *   when the lock turned out lost). A crash between the two leaves the entry and redelivers the
+ *   job: a dead letter may then exist twice, and its redrive finds the job live and only drops it.
+ * A settlement or extension after the lock was lost rejects with `LockLostError` and aborts the
+ * signal. `dispose` must be called once the delivery is settled.
+ */
+export function jobDelivery(
+  deps: JobDeliveryDeps,
+  job: Job<string>,
+  token: string,
+  envelope: Envelope,
+): DeliveryInit & { dispose(): void } {
+  const what = `${job.queueName}/${job.id}`;
+  // The lock was taken by `moveToActive` at `processedOn` (client time): count from there.
+  const lock: LockWatch = watchLock((job.processedOn ?? Date.now()) + deps.lockMs, what);
+
+  const guarded = async (op: string, apply: () => Promise<unknown>): Promise<void> => {
+    try {
+      await asTransport(`${op} ${what}`, apply);
+    } catch (err) {
+      if (err instanceof LockLostError) lock.lost(`${op} found it taken`);
+      throw err;
+    }
+  };
+
+  const deadLetter = async (reason: DeadLetterReason): Promise<void> => {
+    const data: DeadLetterData = {
+      jobId: job.id ?? '',
+      body: job.data,
+      headers: deadLetterHeaders({
+        reason: reason.reason,
+        attempts: job.attemptsStarted,
+        lastError: reason.error,
+        deadLetteredAt: new Date().toISOString(),
+      }),
+    };
+    const entry = await asTransport('deadLetter', () =>
+      deps.deadLetterQueue.add(envelope.type, data),
+    );
+    try {
+      await job.moveToFailed(new UnrecoverableError(reason.reason), token, false);
+    } catch (err) {
+      if (isLockLoss(err)) await entry.remove().catch(() => {});
+      throw err;
+    }
+  };
+
+  return {
+    envelope,
+    attempt: job.attemptsStarted,
+    signal: lock.signal,
+    async extendLock(ms) {
+      if (!(ms > 0 && ms <= deps.maxLockMs)) {
+        throw new RangeError(`extendLock(${ms}): must be > 0 and at most ${deps.maxLockMs} ms`);
+      }
+      if (lock.signal.aborted) throw lock.signal.reason;
+      const from = Date.now();
+      const held = await asTransport('extendLock', () => job.extendLock(token, ms));
+      if (Number(held) !== 1) {
+        lock.lost('extendLock found it expired or taken');
+        throw lock.signal.reason;
+      }
+      lock.renew(from + ms);
+    },
+    ack: () => guarded('ack', () => job.moveToCompleted(undefined, token, false)),
+    async retry({ delayMs }) {
+      if (!(delayMs >= 0 && delayMs <= MAX_DELAY_MS)) {
+        throw new RangeError(`retry delayMs must be within 0..${MAX_DELAY_MS}, got ${delayMs}`);
+      }
+      await guarded('retry', () => job.moveToDelayed(Date.now() + delayMs, token));
+    },
+    deadLetter: (reason) => guarded('deadLetter', () => deadLetter(reason)),
+    dispose: () => lock.dispose(),
+  };
+}

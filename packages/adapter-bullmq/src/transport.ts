@@ -1,0 +1,151 @@
+import {
+  type Subscription,
+  type Transport,
+  type TransportCapabilities,
+  TransportUnavailableError,
+  dedupeKeyOf,
+  encodeWithinLimit,
+  parseConsumeOptions,
+  silentLogger,
+} from '@onceflow/core';
+import { type JobsOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { type BullmqTransportConfig, parseBullmqConfig } from './config.js';
+import { openRedis } from './connection.js';
+import { startConsumer } from './consumer.js';
+import { createDeadLetters } from './dead-letters.js';
+import { type DeadLetterData, MAX_DELAY_MS } from './delivery.js';
+import { asTransport } from './errors.js';
+import { jobIdOf } from './job-id.js';
+
+/** A transport over one BullMQ queue. */
+export interface BullmqTransport extends Transport {
+  readonly name: 'bullmq';
+  readonly queue: string;
+}
+
+const DURABILITY =
+  'publish resolves once Redis has run BullMQ’s add script for every job; the jobs are durable only as far as Redis persists them: with appendonly yes and appendfsync always they are on disk before the reply, with appendfsync everysec up to a second of jobs can be lost on a crash, and without AOF (RDB snapshots only, or no persistence) a Redis restart loses them';
+
+interface Opened {
+  readonly connection: Redis;
+  readonly work: Queue<string>;
+  readonly dead: Queue<DeadLetterData>;
+}
+
+/**
+ * The onceflow Transport on BullMQ. `publish` adds one job per message with `jobId` = the
+ * escaped dedupe key (see `jobIdOf`): while a job with that id exists (waiting, active, delayed,
+ * or finished and kept for `dedupeWindowMs`) a re-publish is silently ignored by BullMQ. Each
+ * `consume` runs its own BullMQ `Worker`; dead letters go to a dedicated queue.
+ *
+ * No I/O in the factory: `start()` connects (and may be called again after a failure); `close()`
+ * drains every subscription, then disconnects. Reconnects after a Redis restart are ioredis'.
+ *
+ * @example
+ * const transport = createBullmqTransport({ url: 'redis://127.0.0.1:6379', queue: 'payments' });
+ * await transport.start();
+ * await transport.publish([{ envelope }]);
+ */
+export function createBullmqTransport(input: BullmqTransportConfig): BullmqTransport {
+  const config = parseBullmqConfig(input);
+  const logger = config.logger ?? silentLogger;
+  const keep = { age: Math.ceil(config.dedupeWindowMs / 1000) };
+  const jobOptions: JobsOptions = { removeOnComplete: keep, removeOnFail: keep };
+  const subscriptions = new Set<Subscription>();
+  let opening: Promise<Opened> | undefined;
+  let closed = false;
+
+  const capabilities: TransportCapabilities = {
+    brokerDedupe: { windowMs: config.dedupeWindowMs },
+    orderingPerKey: false,
+    lock: { scope: 'message', maxMs: config.maxLockMs },
+    maxDelayMs: MAX_DELAY_MS,
+    maxMessageBytes: config.maxMessageBytes,
+    durability: DURABILITY,
+  };
+
+  const open = async (): Promise<Opened> => {
+    const connection = openRedis(config.url, config.redis, 'publisher', logger);
+    const opts = { connection, prefix: config.prefix };
+    const work = new Queue<string>(config.queue, opts);
+    const dead = new Queue<DeadLetterData>(config.deadLetterQueue, opts);
+    for (const q of [work, dead]) {
+      q.on('error', (err) => logger.warn({ err, queue: q.name }, 'bullmq queue error'));
+    }
+    try {
+      await Promise.all([work.waitUntilReady(), dead.waitUntilReady()]);
+    } catch (err) {
+      await Promise.all([work.close(), dead.close()]).catch(() => {});
+      connection.disconnect();
+      throw err;
+    }
+    return { connection, work, dead };
+  };
+
+  const opened = (op: string): Promise<Opened> => {
+    if (closed) {
+      return Promise.reject(
+        new TransportUnavailableError(`bullmq transport ${config.queue}: ${op} after close`),
+      );
+    }
+    opening ??= asTransport('start', open).catch((err: unknown) => {
+      opening = undefined;
+      throw err;
+    });
+    return opening;
+  };
+
+  return {
+    name: 'bullmq',
+    queue: config.queue,
+    capabilities,
+    deadLetters: createDeadLetters({ queues: () => opened('deadLetters'), jobOptions }),
+
+    async start() {
+      await opened('start');
+    },
+
+    async publish(messages) {
+      if (messages.length === 0) return;
+      const jobs = messages.map((m) => ({
+        name: m.envelope.type,
+        data: encodeWithinLimit(m.envelope, config.maxMessageBytes),
+        opts: { ...jobOptions, jobId: jobIdOf(dedupeKeyOf(m)) },
+      }));
+      const { work } = await opened('publish');
+      const [one] = jobs;
+      await asTransport('publish', async () => {
+        if (jobs.length === 1 && one) await work.add(one.name, one.data, one.opts);
+        else await work.addBulk(jobs);
+      });
+    },
+
+    async consume(handler, options) {
+      const { concurrency, lockMs } = parseConsumeOptions(options, capabilities);
+      const { dead } = await opened('consume');
+      const consumer = await asTransport('consume', () =>
+        startConsumer({ config, logger, deadLetterQueue: dead, handler, concurrency, lockMs }),
+      );
+      const subscription: Subscription = {
+        close: async () => {
+          await consumer.close();
+          subscriptions.delete(subscription);
+        },
+      };
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    async close() {
+      closed = true;
+      await Promise.all([...subscriptions].map((s) => s.close()));
+      const current = opening;
+      opening = undefined;
+      const queues = await current?.catch(() => undefined);
+      if (!queues) return;
+      await Promise.all([queues.work.close(), queues.dead.close()]);
+      await queues.connection.quit().catch(() => queues.connection.disconnect());
+    },
+  };
+}
