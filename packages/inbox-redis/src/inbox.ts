@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type ClaimResult,
+  decodeEnvelope,
+  encodeEnvelope,
+  type Inbox,
+  type InboxStats,
+  type StaleClaim,
+} from '@onceflow/core';
+import { nonNegative, positiveMs, receivedAtMs } from './arguments.js';
+import type { Call } from './call.js';
+import type { InboxCommands } from './commands.js';
+import type { ResolvedRedisInboxConfig } from './config.js';
+import type { InboxKeys } from './keys.js';
+
+/** Pending rows one `takeStale` looks at, at most, beyond the ones it takes. */
+const STALE_SCAN_CAP = 1000;
+/** Expired index entries one `stats` call clears, at most. */
+const STATS_PRUNE_CAP = 1000;
+
+type Deps = {
+  readonly call: Call;
+  readonly scripts: InboxCommands;
+  readonly keys: InboxKeys;
+  readonly config: ResolvedRedisInboxConfig;
+};
+
+function claimResult(reply: string[], token: string): ClaimResult {
+  const [status, existingHash] = reply;
+  switch (status) {
+    case 'new':
+    case 'stale-pending':
+      return { status, token };
+    case 'in-flight':
+    case 'duplicate':
+      return { status };
+    case 'conflict':
+      return { status, existingHash: existingHash ?? '' };
+    default:
+      throw new Error(`unexpected claim reply ${JSON.stringify(reply)}`);
+  }
+}
+
+/**
+ * The receiver-side half of the store (`release` lives with the store: it serves both halves).
+ * Every method is one script or one command, atomic in Redis, safe to call from any number of
+ * processes at once.
+ */
+export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<Inbox, 'release'> {
+  const { redis, retentionMs, purgeBatchSize } = config;
+
+  /** Runs the purge script over one index until a batch comes back short; returns rows deleted. */
+  const purgeIndex = async (index: string, state: 'e' | 'd', cutoff: number) => {
+    let deleted = 0;
+    let offset = 0;
+    for (;;) {
+      const [gone = 0, looked = 0, kept = 0] = await call('purge', () =>
+        scripts.purgeBatch(index, keys.base, cutoff, purgeBatchSize, offset, state),
+      );
+      deleted += gone;
+      offset += kept;
+      if (looked < purgeBatchSize) return deleted;
+    }
+  };
+
+  return {
+    async claim(envelope, { leaseMs }) {
+      const lease = positiveMs('leaseMs', leaseMs);
+      const member = keys.member(envelope.source, envelope.id);
+      const token = randomUUID();
+      const reply = await call('claim', () =>
+        scripts.claim(
+          keys.row(member),
+          keys.claimLease(member),
+          keys.pending,
+          keys.open,
+          member,
+          envelope.payloadHash,
+          token,
+          lease,
+          encodeEnvelope(envelope),
+          receivedAtMs(envelope.receivedAt),
+        ),
+      );
+      return claimResult(reply, token);
+    },
+
+    async markEnqueued(source, id, token) {
+      const member = keys.member(source, id);
+      await call('markEnqueued', () =>
+        scripts.markEnqueued(
+          keys.row(member),
+          keys.claimLease(member),
+          keys.pending,
+          member,
+          token,
+          retentionMs,
+        ),
+      );
+    },
+
+    async takeStale({ olderThanMs, leaseMs, limit }): Promise<StaleClaim[]> {
+      const lease = positiveMs('leaseMs', leaseMs);
+      const older = Math.floor(nonNegative('olderThanMs', olderThanMs));
+      const max = Math.floor(nonNegative('limit', limit));
+      if (max === 0) return [];
+      const tokenPrefix = `${randomUUID()}:`;
+      const reply = await call('takeStale', () =>
+        scripts.takeStale(
+          keys.pending,
+          keys.base,
+          older,
+          lease,
+          max,
+          tokenPrefix,
+          max + STALE_SCAN_CAP,
+        ),
+      );
+      const taken: StaleClaim[] = [];
+      for (let i = 0; i + 1 < reply.length; i += 2) {
+        taken.push({ envelope: decodeEnvelope(reply[i] ?? ''), token: reply[i + 1] ?? '' });
+      }
+      return taken;
+    },
+
+    async recordConflict(envelope) {
+      const { source, id, payloadHash } = envelope;
+      await call('recordConflict', () =>
+        redis.xadd(
+          keys.conflicts,
+          '*',
+          'source',
+          source,
+          'id',
+          id,
+          'payloadHash',
+          payloadHash,
+          'envelope',
+          encodeEnvelope(envelope),
+        ),
+      );
+    },
+
+    async purge({ olderThan }) {
+      const cutoff = olderThan.getTime();
+      if (Number.isNaN(cutoff)) throw new RangeError('olderThan must be a valid date');
+      const purged =
+        (await purgeIndex(keys.open, 'e', cutoff)) + (await purgeIndex(keys.done, 'd', cutoff));
+      // Stream ids start with the time they were added (ms), so MINID drops older conflicts.
+      if (cutoff > 0) await call('purge', () => redis.xtrim(keys.conflicts, 'MINID', cutoff));
+      return purged;
+    },
+
+    async stats(): Promise<InboxStats> {
+      const [pending, enqueued, processed, conflicts, oldest] = await call('stats', () =>
+        scripts.stats(
+          keys.pending,
+          keys.open,
+          keys.done,
+          keys.conflicts,
+          keys.base,
+          retentionMs,
+          STATS_PRUNE_CAP,
+        ),
+      );
+      return {
+        pending: Number(pending ?? 0),
+        enqueued: Number(enqueued ?? 0),
+        processed: Number(processed ?? 0),
+        oldestUnprocessedAt:
+          oldest === '' || oldest === undefined ? undefined : new Date(Number(oldest)),
+        conflicts: Number(conflicts ?? 0),
+      };
+    },
+  };
+}
