@@ -38,6 +38,7 @@ export type StackFactory = (options: StackOptions) => Promise<Stack>;
 const factories: Record<string, () => Promise<StackFactory>> = {
   embedded: async () => (await import('./stacks/embedded.js')).embeddedStack,
   bullmq: async () => (await import('./stacks/bullmq.js')).bullmqStack,
+  kafka: async () => (await import('./stacks/kafka.js')).kafkaStack,
 };
 
 export const brokers = Object.keys(factories);

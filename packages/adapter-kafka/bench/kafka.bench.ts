@@ -1,0 +1,161 @@
+/**
+ * Publish and end-to-end consume throughput of the Kafka transport beside raw kafkajs doing the
+ * same work, on `$ONCEFLOW_KAFKA_BROKERS` (else 127.0.0.1:9092). Prints; never fails.
+ *
+ * - publish: `transport.publish` vs an idempotent kafkajs producer's `send` with `acks: -1`, the
+ *   same encoded bodies, key and headers, both in batches of 50 from 4 concurrent lanes (the raw
+ *   lanes take turns: kafkajs's idempotent producer breaks on concurrent sends);
+ * - consume: `createWorker` with the processed-guard (memory store) and a no-op handler vs a raw
+ *   kafkajs consumer whose `eachMessage` decodes the envelope and returns (offsets auto-committed),
+ *   both on a pre-filled topic of 4 partitions, the group join included in both timings.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type Measured,
+  benchEnvelopes,
+  consumeWithWorker,
+  interleaved,
+  measure,
+  printComparisons,
+  publishAll,
+} from '@onceflow/conformance/bench';
+import { type Envelope, createMemoryInbox, decodeEnvelope, encodeEnvelope } from '@onceflow/core';
+import { Kafka, logLevel } from 'kafkajs';
+import { createKafkaTransport, defaultBrokers, removeKafkaTopology } from '../src/index.js';
+
+const brokers = defaultBrokers();
+const run = randomBytes(3).toString('hex');
+const COUNT = Number(process.env.BENCH_COUNT ?? 20_000);
+const ROUNDS = 3;
+const BATCH = 50;
+const IN_FLIGHT = 4;
+const CONCURRENCY = 32;
+const PARTITIONS = 4;
+
+const kafka = new Kafka({ clientId: 'onceflow-bench', brokers, logLevel: logLevel.NOTHING });
+const used: string[] = [];
+let topics = 0;
+const options = (topic: string) => ({ topic, brokers, partitions: PARTITIONS, fetchWaitMs: 100 });
+
+/** A fresh topic set up by the transport (work, retry and dead-letter topics). */
+async function freshTopic(): Promise<string> {
+  const topic = `onceflow-bench-${run}-${++topics}`;
+  used.push(topic);
+  const t = createKafkaTransport(options(topic));
+  await t.start();
+  await t.close();
+  return topic;
+}
+
+const records = (envelopes: readonly Envelope[]) =>
+  envelopes.map((e) => ({
+    key: e.key ?? null,
+    value: encodeEnvelope(e),
+    headers: {
+      'x-onceflow-wire': '1',
+      'x-onceflow-event-id': e.id,
+      'x-onceflow-dedupe-key': `${e.source}:${e.id}`,
+      'x-onceflow-attempt': '1',
+    },
+  }));
+
+async function rawPublish(topic: string, envelopes: readonly Envelope[]): Promise<void> {
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  let next = 0;
+  // kafkajs's idempotent producer fails concurrent sends now and then with
+  // OUT_OF_ORDER_SEQUENCE_NUMBER, so the lanes take turns: one send in flight.
+  let turn = Promise.resolve();
+  const lane = async () => {
+    while (next < envelopes.length) {
+      const slice = envelopes.slice(next, next + BATCH);
+      next += BATCH;
+      const sent = turn.then(() => producer.send({ topic, acks: -1, messages: records(slice) }));
+      turn = sent.then(() => undefined);
+      await sent;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+const publishOurs = async () => {
+  const topic = await freshTopic();
+  const transport = createKafkaTransport(options(topic));
+  await transport.start();
+  const envelopes = benchEnvelopes(COUNT);
+  try {
+    return await measure('publish ours', COUNT, () =>
+      publishAll(transport, envelopes, BATCH, IN_FLIGHT),
+    );
+  } finally {
+    await transport.close();
+  }
+};
+
+const publishRaw = async () => {
+  const topic = await freshTopic();
+  const envelopes = benchEnvelopes(COUNT);
+  return measure('publish raw', COUNT, () => rawPublish(topic, envelopes));
+};
+
+const consumeOurs = async () => {
+  const topic = await freshTopic();
+  await rawPublish(topic, benchEnvelopes(COUNT));
+  const transport = createKafkaTransport(options(topic));
+  await transport.start();
+  try {
+    return await consumeWithWorker({
+      label: 'consume ours',
+      transport,
+      processed: createMemoryInbox(),
+      count: COUNT,
+      concurrency: CONCURRENCY,
+    });
+  } finally {
+    await transport.close();
+  }
+};
+
+const consumeRaw = async () => {
+  const topic = await freshTopic();
+  await rawPublish(topic, benchEnvelopes(COUNT));
+  const consumer = kafka.consumer({ groupId: `${topic}.raw`, maxWaitTimeInMs: 100 });
+  let handled = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  try {
+    const result: Measured = await measure('consume raw', COUNT, async () => {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        partitionsConsumedConcurrently: PARTITIONS,
+        eachMessage: async ({ message }) => {
+          decodeEnvelope(message.value ?? new Uint8Array(0));
+          if (++handled === COUNT) done();
+        },
+      });
+      await finished;
+    });
+    return result;
+  } finally {
+    await consumer.disconnect();
+  }
+};
+
+try {
+  const [pubOurs, pubRaw] = await interleaved(ROUNDS, [publishOurs, publishRaw]);
+  const [conOurs, conRaw] = await interleaved(ROUNDS, [consumeOurs, consumeRaw]);
+  if (!pubOurs || !pubRaw || !conOurs || !conRaw) throw new Error('no measurement');
+  printComparisons(`Kafka (${brokers.join(',')}), ${COUNT} events of ~700 B, median of ${ROUNDS}`, [
+    { name: 'publish (batch 50 x 4 in flight)', ours: pubOurs, raw: pubRaw, aim: 0.95 },
+    { name: `consume (worker + guard, c=${CONCURRENCY})`, ours: conOurs, raw: conRaw, aim: 0.8 },
+  ]);
+} finally {
+  for (const topic of used) await removeKafkaTopology({ topic, brokers }).catch(() => undefined);
+}

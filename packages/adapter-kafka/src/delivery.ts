@@ -1,0 +1,94 @@
+import {
+  type DeliveryInit,
+  type Envelope,
+  LockLostError,
+  ONCEFLOW_HEADERS,
+  deadLetterHeaders,
+} from '@onceflow/core';
+import type { KafkaMessage } from 'kafkajs';
+import type { KafkaConfig } from './config.js';
+import { type RecordMeta, toRecord } from './marshal.js';
+import type { PartitionOffsets } from './offsets.js';
+import type { Publisher } from './publisher.js';
+
+export interface RecordContext {
+  readonly config: KafkaConfig;
+  readonly names: { readonly retries: readonly string[]; readonly dlq: string };
+  readonly publisher: Publisher;
+  readonly offsets: PartitionOffsets;
+  /** Aborted when this member is known to have lost the partition. */
+  readonly signal: AbortSignal;
+  readonly heartbeat: () => Promise<void>;
+}
+
+/** The retry topic for a delay: the smallest tier not shorter than `delayMs`. */
+export function retryTopic(ctx: RecordContext, delayMs: number): string {
+  const tiers = ctx.config.retryTiersMs;
+  const i = tiers.findIndex((t) => delayMs <= t);
+  const topic = ctx.names.retries[i];
+  if (!(delayMs >= 0) || topic === undefined)
+    throw new RangeError(`retry delayMs must be within 0..${tiers.at(-1)}, got ${delayMs}`);
+  return topic;
+}
+
+/** A dead-letter record id: unique, the record key of the compacted dead-letter topic. */
+export const deadLetterId = (): string =>
+  `${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
+
+/**
+ * The broker side of one record, for the kit's `runDelivery`. `ack` commits the offset (once every
+ * earlier record of the partition is settled too); `retry` publishes a copy with `attempt + 1` to a
+ * retry topic, `deadLetter` one with the reasons to the dead-letter topic, and both then commit.
+ * Once the partition is lost, settlements reject with `LockLostError` and publish nothing.
+ */
+export function recordDelivery(
+  ctx: RecordContext,
+  message: KafkaMessage,
+  envelope: Envelope,
+  meta: RecordMeta,
+): DeliveryInit {
+  const offset = Number(message.offset);
+  const body = message.value?.toString('utf8') ?? '';
+  const dedupeKey = meta.dedupeKey ?? `${envelope.source}:${envelope.id}`;
+  const settle = async (publish?: () => Promise<void>) => {
+    if (ctx.signal.aborted) throw new LockLostError('kafka: this member lost the partition');
+    await publish?.();
+    await ctx.offsets.finish(offset);
+  };
+  return {
+    envelope,
+    attempt: meta.attempt,
+    signal: ctx.signal,
+    async extendLock(ms) {
+      if (!(ms > 0 && ms <= ctx.config.rebalanceTimeoutMs))
+        throw new RangeError(
+          `extendLock(${ms}): must be > 0 and at most ${ctx.config.rebalanceTimeoutMs} ms`,
+        );
+      if (ctx.signal.aborted) throw new LockLostError('kafka: this member lost the partition');
+      await ctx.heartbeat().catch(() => undefined);
+    },
+    ack: () => settle(),
+    retry: ({ delayMs, error }) => {
+      const topic = retryTopic(ctx, delayMs);
+      const extra: Record<string, string> = {
+        [ONCEFLOW_HEADERS.notBefore]: String(Date.now() + delayMs),
+      };
+      if (error) extra[ONCEFLOW_HEADERS.lastError] = JSON.stringify(error);
+      const record = toRecord(envelope, body, { dedupeKey, attempt: meta.attempt + 1, extra });
+      return settle(() => ctx.publisher.send(topic, [record]));
+    },
+    deadLetter: ({ reason, error }) => {
+      const extra = deadLetterHeaders({
+        reason,
+        attempts: meta.attempt,
+        lastError: error,
+        deadLetteredAt: new Date().toISOString(),
+      });
+      const record = {
+        ...toRecord(envelope, body, { dedupeKey, attempt: 1, extra }),
+        key: deadLetterId(),
+      };
+      return settle(() => ctx.publisher.send(ctx.names.dlq, [record]));
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import {
+  type Subscription,
+  type Transport,
+  type TransportCapabilities,
+  TransportUnavailableError,
+  dedupeKeyOf,
+  encodeWithinLimit,
+  parseConsumeOptions,
+} from '@onceflow/core';
+import type { Admin } from 'kafkajs';
+import { createClient } from './client.js';
+import { type KafkaTransportOptions, resolveConfig, topicNames } from './config.js';
+import { startConsumer } from './consumer.js';
+import { createDeadLetterStore } from './dead-letters.js';
+import { toRecord } from './marshal.js';
+import { createPublisher } from './publisher.js';
+import { ensureTopics } from './topology.js';
+
+/** A transport over one Kafka work topic. */
+export interface KafkaTransport extends Transport {
+  readonly name: 'kafka';
+  readonly topic: string;
+  readonly groupId: string;
+}
+
+const DURABILITY =
+  'publish resolves once the partition leader and all in-sync replicas have the record (idempotent producer, acks=all); with replication factor 1 that is one broker’s log, flushed by the OS, not fsynced per record';
+
+/**
+ * A Transport on one Kafka topic (kafkajs). Publishing: idempotent producer, `acks=all`, record
+ * key = the envelope's ordering key, event id / dedupe key / attempt in headers; concurrent
+ * publishes share one request. Consuming: a consumer group (`groupId`); a record's offset is
+ * committed only after it is acked, dead-lettered or moved to a retry topic; records held by a
+ * member that dies or is fenced are redelivered to another member. Retries go through retry
+ * topics `<topic>.retry.<n>` consumed once due; dead letters through `<topic>.dlq`.
+ *
+ * No I/O until `start()`; `start()` creates missing topics (unless `createTopics: false`) and
+ * connects the producer. Reconnecting after a broker restart is kafkajs's job and happens on the
+ * next request; consumers rejoin by themselves.
+ *
+ * @example
+ * const transport = createKafkaTransport({ topic: 'payments', brokers: ['127.0.0.1:9092'] });
+ * await transport.start();
+ * await transport.publish([{ envelope }]);
+ */
+export function createKafkaTransport(options: KafkaTransportOptions): KafkaTransport {
+  const config = resolveConfig(options);
+  const names = topicNames(config.topic, config.retryTiersMs.length);
+  const kafka = createClient(config);
+  const publisher = createPublisher(kafka);
+  const subscriptions = new Set<Subscription>();
+  let admin: Promise<Admin> | undefined;
+  let closed = false;
+
+  const getAdmin = () => {
+    admin ??= (async () => {
+      const a = kafka.admin();
+      await a.connect();
+      return a;
+    })().catch((err: unknown) => {
+      admin = undefined;
+      throw new TransportUnavailableError(`kafka: cannot connect to ${config.brokers}: ${err}`, {
+        cause: err,
+      });
+    });
+    return admin;
+  };
+  const deadLetters = createDeadLetterStore({
+    kafka,
+    config,
+    dlq: names.dlq,
+    publisher,
+    admin: getAdmin,
+  });
+
+  const capabilities: TransportCapabilities = {
+    brokerDedupe: false,
+    orderingPerKey: false,
+    lock: { scope: 'consumer', maxMs: config.rebalanceTimeoutMs },
+    maxDelayMs: config.retryTiersMs.at(-1) ?? 0,
+    maxMessageBytes: config.maxMessageBytes,
+    durability: DURABILITY,
+  };
+
+  const assertOpen = (op: string) => {
+    if (closed)
+      throw new TransportUnavailableError(`kafka transport ${config.topic}: ${op} after close`);
+  };
+
+  return {
+    name: 'kafka',
+    topic: config.topic,
+    groupId: config.groupId,
+    capabilities,
+    deadLetters,
+
+    async start() {
+      assertOpen('start');
+      if (config.createTopics) {
+        const a = await getAdmin();
+        await ensureTopics(a, config).catch((err: unknown) => {
+          throw new TransportUnavailableError(`kafka: cannot create topics: ${err}`, {
+            cause: err,
+          });
+        });
+      }
+      await publisher.connect();
+    },
+
+    async publish(messages) {
+      assertOpen('publish');
+      const records = messages.map((m) =>
+        toRecord(m.envelope, encodeWithinLimit(m.envelope, config.maxMessageBytes), {
+          dedupeKey: dedupeKeyOf(m),
+          attempt: 1,
+        }),
+      );
+      await publisher.send(config.topic, records);
+    },
+
+    async consume(handler, consumeOptions) {
+      assertOpen('consume');
+      const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
+      const subscription = await startConsumer({
+        kafka,
+        config,
+        publisher,
+        handler,
+        concurrency,
+      }).catch((err: unknown) => {
+        throw new TransportUnavailableError(`kafka: cannot start the consumer: ${err}`, {
+          cause: err,
+        });
+      });
+      const tracked: Subscription = {
+        close: async () => {
+          await subscription.close();
+          subscriptions.delete(tracked);
+        },
+      };
+      subscriptions.add(tracked);
+      return tracked;
+    },
+
+    async close() {
+      closed = true;
+      await Promise.all([...subscriptions].map((s) => s.close()));
+      await deadLetters.close();
+      await publisher.close();
+      const a = admin;
+      admin = undefined;
+      if (a) await (await a.catch(() => undefined))?.disconnect();
+    },
+  };
+}
