@@ -39,6 +39,8 @@ const factories: Record<string, () => Promise<StackFactory>> = {
   embedded: async () => (await import('./stacks/embedded.js')).embeddedStack,
   bullmq: async () => (await import('./stacks/bullmq.js')).bullmqStack,
   kafka: async () => (await import('./stacks/kafka.js')).kafkaStack,
+  rabbitmq: async () => (await import('./stacks/rabbitmq.js')).rabbitmqStack,
+  sqs: async () => (await import('./stacks/sqs.js')).sqsStack,
 };
 
 export const brokers = Object.keys(factories);

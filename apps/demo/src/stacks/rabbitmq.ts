@@ -1,0 +1,26 @@
+import { createRabbitMqTransport, deleteRabbitMqQueues } from '@onceflow/adapter-rabbitmq';
+import type { Stack, StackOptions } from '../stack.js';
+import { openPostgresStores } from './postgres-stores.js';
+
+/**
+ * RabbitMQ (`$ONCEFLOW_AMQP_URL`, else 127.0.0.1:5672) for the queue `demo-<runId>`, with inbox,
+ * processed marks and ledger in PostgreSQL. The run's owner deletes the queue, its dead-letter
+ * queue and its retry queues on close.
+ */
+export async function rabbitmqStack(options: StackOptions): Promise<Stack> {
+  const stores = await openPostgresStores(options);
+  const queue = `demo-${options.runId}`;
+  const transport = createRabbitMqTransport({ queue, connectionName: 'onceflow-demo' });
+  return {
+    broker: 'rabbitmq',
+    inbox: stores.inbox,
+    processed: stores.processed,
+    transport,
+    ledger: stores.ledger,
+    async close() {
+      await transport.close();
+      if (options.owner) await deleteRabbitMqQueues({ queue });
+      await stores.close();
+    },
+  };
+}

@@ -1,0 +1,184 @@
+import {
+  dedupeKeyOf,
+  parseConsumeOptions,
+  type Subscription,
+  type Transport,
+  type TransportCapabilities,
+  TransportUnavailableError,
+} from '@onceflow/core';
+import type { Channel } from 'amqplib';
+import { parseRabbitMqOptions, type RabbitMqTransportOptions } from './config.js';
+import { startConsumer } from './consumer.js';
+import { createDeadLetters } from './dead-letters.js';
+import { createLink } from './link.js';
+import { toWorkMessage } from './marshal.js';
+import { asUnavailable, createPublisher } from './publisher.js';
+import {
+  declareTopology,
+  type QueueType,
+  queueNames,
+  resolveQueueType,
+  retryQueueOptions,
+} from './topology.js';
+
+/** A transport over one RabbitMQ work queue and the queues derived from it. */
+export interface RabbitMqTransport extends Transport {
+  readonly name: 'rabbitmq';
+  readonly queue: string;
+}
+
+const DURABILITY =
+  'publish resolves once the broker confirmed each message (publisher confirms) as a persistent message in a durable queue: on quorum queues, once a majority of the nodes wrote it to disk; on a classic queue, once the one node holding it did';
+
+/**
+ * The onceflow Transport on RabbitMQ (amqplib): durable quorum queues, persistent messages,
+ * pipelined publisher confirms, `mandatory` publishing, per-delay TTL retry queues that dead-letter
+ * back to the work queue, and a dead-letter queue with its API. No I/O until `start()`, which
+ * declares the topology (idempotent). Connections come back by themselves after a broker restart;
+ * while the broker is unreachable, `publish` rejects with `TransportUnavailableError` (the
+ * receiver answers 503).
+ *
+ * RabbitMQ has no broker-side dedupe: a re-publish of one event is delivered twice, and the
+ * worker's processed-guard keeps its effect once.
+ *
+ * @example
+ * const transport = createRabbitMqTransport({ queue: 'payments' });
+ * await transport.start();
+ * await transport.publish([{ envelope }]);
+ */
+export function createRabbitMqTransport(options: RabbitMqTransportOptions): RabbitMqTransport {
+  const config = parseRabbitMqOptions(options);
+  const names = queueNames(config.queue);
+  const link = createLink({
+    url: config.url,
+    name: `${config.connectionName}:${config.queue}`,
+    minMs: config.reconnectMinMs,
+    maxMs: config.reconnectMaxMs,
+    logger: config.logger,
+  });
+  const publisher = createPublisher(link, config.maxUnconfirmed);
+  const subscriptions = new Set<Subscription>();
+  const declaredRetry = new Map<number, Promise<void>>();
+  const maxDelayMs = config.retryDelaysMs.at(-1) ?? 0;
+  let queueType: QueueType | undefined;
+  let started: Promise<void> | undefined;
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  const capabilities: TransportCapabilities = {
+    brokerDedupe: false,
+    orderingPerKey: false,
+    lock: { scope: 'consumer', maxMs: config.consumerTimeoutMs },
+    maxDelayMs,
+    maxMessageBytes: config.maxMessageBytes,
+    durability: DURABILITY,
+  };
+
+  const assertOpen = (op: string) => {
+    if (closed)
+      throw new TransportUnavailableError(`rabbitmq transport ${config.queue}: ${op} after close`);
+  };
+
+  const withChannel = async <T>(what: string, body: (ch: Channel) => Promise<T>): Promise<T> => {
+    let ch: Channel | undefined;
+    try {
+      ch = await (await link.connection()).createChannel();
+      ch.on('error', () => {});
+      return await body(ch);
+    } catch (err) {
+      throw asUnavailable(what, err);
+    } finally {
+      await ch?.close().catch(() => {});
+    }
+  };
+
+  const start = (): Promise<void> => {
+    assertOpen('start');
+    started ??= withChannel('start', async (ch) => {
+      queueType = resolveQueueType(config.queueType, link.serverVersion);
+      await declareTopology(ch, names, queueType);
+    }).catch((err: unknown) => {
+      started = undefined;
+      throw err;
+    });
+    return started;
+  };
+
+  /** The smallest bucket not shorter than `delayMs`, its queue declared once per transport. */
+  const retryQueue = async (delayMs: number): Promise<string> => {
+    if (!(delayMs >= 0 && delayMs <= maxDelayMs)) {
+      throw new RangeError(`retry delayMs must be within 0..${maxDelayMs}, got ${delayMs}`);
+    }
+    if (delayMs === 0) return names.work;
+    const bucket = config.retryDelaysMs.find((d) => d >= delayMs) ?? maxDelayMs;
+    let declared = declaredRetry.get(bucket);
+    if (!declared) {
+      declared = withChannel('declare retry queue', async (ch) => {
+        await ch.assertQueue(
+          names.retry(bucket),
+          retryQueueOptions(names, queueType ?? 'quorum', bucket),
+        );
+      });
+      declaredRetry.set(bucket, declared);
+      declared.catch(() => declaredRetry.delete(bucket));
+    }
+    await declared;
+    return names.retry(bucket);
+  };
+
+  return {
+    name: 'rabbitmq',
+    queue: config.queue,
+    capabilities,
+    deadLetters: createDeadLetters({ link, names, logger: config.logger }),
+    start,
+
+    async publish(messages) {
+      assertOpen('publish');
+      if (messages.length === 0) return;
+      const out = messages.map((m) =>
+        toWorkMessage(
+          names.work,
+          { envelope: m.envelope, dedupeKey: dedupeKeyOf(m), attempt: 1 },
+          config.maxMessageBytes,
+        ),
+      );
+      await publisher.send(out);
+    },
+
+    async consume(handler, consumeOptions) {
+      assertOpen('consume');
+      const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
+      await start();
+      const consumer = await startConsumer({
+        ...config,
+        link,
+        names,
+        handler,
+        concurrency,
+        send: (m) => publisher.send(m),
+        retryQueue,
+      }).catch((err: unknown) => {
+        throw asUnavailable('consume', err);
+      });
+      const subscription: Subscription = {
+        close: async () => {
+          await consumer.close();
+          subscriptions.delete(subscription);
+        },
+      };
+      subscriptions.add(subscription);
+      return subscription;
+    },
+
+    close() {
+      closed = true;
+      closing ??= (async () => {
+        await Promise.all([...subscriptions].map((s) => s.close()));
+        await publisher.close();
+        await link.close();
+      })();
+      return closing;
+    },
+  };
+}
