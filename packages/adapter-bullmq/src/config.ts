@@ -1,106 +1,77 @@
 import { ConfigError, type Logger } from '@onceflow/core';
 import type { RedisOptions } from 'ioredis';
+import { z } from 'zod';
 
-/** Configuration of `createBullmqTransport`. */
-export interface BullmqTransportConfig {
-  /** Redis URL (`redis://`, `rediss://`). Default `redis://127.0.0.1:6379`. */
-  readonly url?: string | undefined;
-  /** The BullMQ queue name (no `:`). */
-  readonly queue: string;
-  /** BullMQ key prefix (no `:`). Default `onceflow`. */
-  readonly prefix?: string | undefined;
-  /** The dead-letter queue's name. Default `<queue>-dead-letters`. */
-  readonly deadLetterQueue?: string | undefined;
-  /**
-   * How long a finished job (and so its `jobId`) is kept: the broker dedupe window, declared as
-   * `capabilities.brokerDedupe.windowMs`. Passed to BullMQ as `removeOnComplete`/`removeOnFail`
-   * `{ age }`. Default 1 hour; at least 1 s.
-   */
-  readonly dedupeWindowMs?: number | undefined;
-  /** Longest lock `consume` or `extendLock` may ask for (`capabilities.lock.maxMs`). Default 1 hour. */
-  readonly maxLockMs?: number | undefined;
-  /** Largest encoded envelope accepted by `publish`, in bytes. Default 4 MiB. */
-  readonly maxMessageBytes?: number | undefined;
-  /**
-   * How often a consumer looks for jobs whose lock expired (BullMQ `stalledInterval`). Default
-   * `min(lockMs, 30 s)`: a job is redelivered between one and two intervals after its lock expired.
-   */
-  readonly stalledIntervalMs?: number | undefined;
-  /**
-   * BullMQ `maxStalledCount`: after this many lock expiries BullMQ itself fails the job (to its
-   * failed set, not the dead-letter queue). Default 1,000,000, so that the worker's `maxAttempts`
-   * decides instead (it dead-letters a delivery whose attempt is over the limit).
-   */
-  readonly maxStalledCount?: number | undefined;
-  /** Extra ioredis options (password, TLS, …) merged over those parsed from `url`. */
-  readonly redis?: RedisOptions | undefined;
-  /** Receives connection errors and settlements that could not be recorded. */
-  readonly logger?: Logger | undefined;
-}
+const HOUR = 3_600_000;
 
-export interface ResolvedBullmqConfig {
-  readonly url: string;
-  readonly queue: string;
-  readonly prefix: string;
-  readonly deadLetterQueue: string;
-  readonly dedupeWindowMs: number;
-  readonly maxLockMs: number;
-  readonly maxMessageBytes: number;
-  readonly stalledIntervalMs: number | undefined;
-  readonly maxStalledCount: number;
-  readonly redis: RedisOptions;
-  readonly logger: Logger | undefined;
-}
+/** BullMQ names its Redis keys `<prefix>:<queue>:…`, so neither part may contain a colon. */
+const keyPart = z
+  .string()
+  .min(1)
+  .regex(/^[^:]+$/, 'must not contain ":"');
 
-// Hand-written rather than zod: this package has no zod dependency (see the README).
-function validator() {
-  const problems: string[] = [];
-  return {
-    problems,
-    name(field: string, value: unknown): string {
-      // BullMQ names its Redis keys `<prefix>:<queue>:…`, so neither may contain a colon.
-      if (typeof value !== 'string' || value.length === 0 || value.includes(':')) {
-        problems.push(`${field} must be a non-empty string without ":"`);
-      }
-      return String(value);
-    },
-    int(field: string, value: unknown, min: number, fallback: number): number {
-      const v = value ?? fallback;
-      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) {
-        problems.push(`${field} must be an integer >= ${min}`);
-      }
-      return Number(v);
-    },
-  };
-}
+const configSchema = z
+  .object({
+    /** Redis URL (`redis://`, `rediss://`). Default `redis://127.0.0.1:6379`. */
+    url: z.string().min(1).default('redis://127.0.0.1:6379'),
+    /** The BullMQ queue name (no `:`). */
+    queue: keyPart,
+    /** BullMQ key prefix (no `:`). Default `onceflow`. */
+    prefix: keyPart.default('onceflow'),
+    /** The dead-letter queue's name (no `:`, not `queue`). Default `<queue>-dead-letters`. */
+    deadLetterQueue: keyPart.optional(),
+    /**
+     * How long a finished job (and so its `jobId`) is kept: the broker dedupe window, declared as
+     * `capabilities.brokerDedupe.windowMs`. Passed to BullMQ as `removeOnComplete`/`removeOnFail`
+     * `{ age }`. Default 1 hour; at least 1 s.
+     */
+    dedupeWindowMs: z.number().int().min(1_000).default(HOUR),
+    /** Longest lock `consume` or `extendLock` may ask for (`capabilities.lock.maxMs`). Default 1 hour. */
+    maxLockMs: z.number().int().positive().default(HOUR),
+    /** Largest encoded envelope accepted by `publish`, in bytes. Default 4 MiB. */
+    maxMessageBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 * 1024),
+    /**
+     * How often a consumer looks for jobs whose lock expired (BullMQ `stalledInterval`). Default
+     * `min(lockMs, 30 s)`: a job is redelivered between one and two intervals after its lock expired.
+     */
+    stalledIntervalMs: z.number().int().positive().optional(),
+    /**
+     * BullMQ `maxStalledCount`: after this many lock expiries BullMQ itself fails the job (to its
+     * failed set, not the dead-letter queue). Default 1,000,000, so that the worker's `maxAttempts`
+     * decides instead (it dead-letters a delivery whose attempt is over the limit).
+     */
+    maxStalledCount: z.number().int().nonnegative().default(1_000_000),
+    /** Extra ioredis options (password, TLS, …) merged over those parsed from `url`. */
+    redis: z
+      .custom<RedisOptions>((v) => typeof v === 'object' && v !== null, 'must be an object')
+      .default({}),
+    /** Receives connection errors and settlements that could not be recorded. Default: silent. */
+    logger: z
+      .custom<Logger>((v) => typeof v === 'object' && v !== null, 'must be a logger')
+      .optional(),
+  })
+  .transform(({ deadLetterQueue, ...rest }) => ({
+    ...rest,
+    deadLetterQueue: deadLetterQueue ?? `${rest.queue}-dead-letters`,
+  }))
+  .refine((c) => c.deadLetterQueue !== c.queue, {
+    message: 'must differ from queue',
+    path: ['deadLetterQueue'],
+  });
 
-/** Applies defaults; throws `ConfigError` naming every invalid field. */
+/** Configuration of `createBullmqTransport` and `deleteBullmqQueue`. Only `queue` is required. */
+export type BullmqTransportConfig = z.input<typeof configSchema>;
+export type ResolvedBullmqConfig = z.output<typeof configSchema>;
+
+/** Validates and fills defaults. Throws `ConfigError` naming every invalid field. */
 export function parseBullmqConfig(config: BullmqTransportConfig): ResolvedBullmqConfig {
-  const v = validator();
-  const queue = v.name('queue', config.queue);
-  const url = config.url ?? 'redis://127.0.0.1:6379';
-  if (typeof url !== 'string' || url === '') v.problems.push('url must be a non-empty string');
-  const resolved: ResolvedBullmqConfig = {
-    url,
-    queue,
-    prefix: v.name('prefix', config.prefix ?? 'onceflow'),
-    deadLetterQueue: v.name('deadLetterQueue', config.deadLetterQueue ?? `${queue}-dead-letters`),
-    dedupeWindowMs: v.int('dedupeWindowMs', config.dedupeWindowMs, 1_000, 3_600_000),
-    maxLockMs: v.int('maxLockMs', config.maxLockMs, 1, 3_600_000),
-    maxMessageBytes: v.int('maxMessageBytes', config.maxMessageBytes, 1, 4 * 1024 * 1024),
-    stalledIntervalMs:
-      config.stalledIntervalMs === undefined
-        ? undefined
-        : v.int('stalledIntervalMs', config.stalledIntervalMs, 1, 0),
-    maxStalledCount: v.int('maxStalledCount', config.maxStalledCount, 0, 1_000_000),
-    redis: config.redis ?? {},
-    logger: config.logger,
-  };
-  if (resolved.queue === resolved.deadLetterQueue) {
-    v.problems.push('deadLetterQueue must differ from queue');
+  const parsed = configSchema.safeParse(config);
+  if (!parsed.success) {
+    throw new ConfigError(`invalid BullMQ transport config: ${z.prettifyError(parsed.error)}`);
   }
-  if (v.problems.length > 0) {
-    throw new ConfigError(`invalid BullMQ transport config: ${v.problems.join('; ')}`);
-  }
-  return resolved;
+  return parsed.data;
 }

@@ -6,10 +6,11 @@ import {
   decodeEnvelope,
   runDelivery,
 } from '@onceflow/core';
-import { DelayedError, type Job, type Queue, UnrecoverableError, Worker } from 'bullmq';
+import { type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { ResolvedBullmqConfig } from './config.js';
 import { openRedis } from './connection.js';
 import { type DeadLetterData, jobDelivery } from './delivery.js';
+import { AdapterWorker, SETTLED } from './worker.js';
 
 export interface ConsumerDeps {
   readonly config: ResolvedBullmqConfig;
@@ -21,17 +22,12 @@ export interface ConsumerDeps {
 }
 
 /**
- * Thrown by the processor once the adapter has moved the job itself: BullMQ then leaves the job
- * alone and fetches the next one (its documented contract for `DelayedError`).
- */
-const SETTLED = new DelayedError('settled by the onceflow adapter');
-
-/**
  * A BullMQ `Worker` on the queue: `concurrency` = worker concurrency, `lockDuration` = `lockMs`,
  * no automatic lock renewal (a lock lasts until `extendLock`, so a hung handler loses it as the
  * contract says), and the stalled check every `stalledIntervalMs` moving jobs whose lock expired
  * back to wait. Each job runs through the kit's `runDelivery`; settlements are recorded by the
- * adapter (see `jobDelivery`), never by BullMQ's own completion.
+ * adapter (see `jobDelivery`), never by BullMQ's own completion; an ack fetches the next job in
+ * the same script (see `AdapterWorker`).
  *
  * A job whose data is not a wire format v1 envelope is moved to BullMQ's failed set with the
  * reason (it cannot be a dead letter: it has no envelope).
@@ -52,7 +48,12 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       throw new UnrecoverableError(`wire format: ${(err as Error).message}`);
     }
     const init = jobDelivery(
-      { deadLetterQueue: deps.deadLetterQueue, lockMs: deps.lockMs, maxLockMs: config.maxLockMs },
+      {
+        deadLetterQueue: deps.deadLetterQueue,
+        lockMs: deps.lockMs,
+        maxLockMs: config.maxLockMs,
+        complete: (done, doneToken) => worker.complete(done, doneToken),
+      },
       job,
       lockToken,
       envelope,
@@ -69,7 +70,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   };
 
   const connection = openRedis(config.url, config.redis, 'worker', logger);
-  const worker = new Worker<string, void>(config.queue, processor, {
+  const worker = new AdapterWorker(config.queue, processor, {
     connection,
     prefix: config.prefix,
     concurrency: deps.concurrency,

@@ -23,12 +23,15 @@ export interface JobDeliveryDeps {
   readonly deadLetterQueue: Queue<DeadLetterData>;
   readonly lockMs: number;
   readonly maxLockMs: number;
+  /** Records the job's completion (`moveToCompleted`); resolves once Redis has. */
+  readonly complete: (job: Job<string>, token: string) => Promise<void>;
 }
 
 /**
  * The broker side of one active BullMQ job, for the kit's `runDelivery`. Every settlement is one
  * BullMQ script guarded by this delivery's lock token:
- * - `ack` → `moveToCompleted` (kept for the dedupe window by `removeOnComplete`);
+ * - `ack` → `moveToCompleted` (kept for the dedupe window by `removeOnComplete`), which also
+ *   fetches the worker's next job (see `AdapterWorker`);
  * - `retry` → `moveToDelayed(now + delayMs)`; the next `moveToActive` raises `attemptsStarted`;
  * - `deadLetter` → add to the dead-letter queue, then `moveToFailed` (the entry is removed again
  *   when the lock turned out lost). A crash between the two leaves the entry and redelivers the
@@ -94,7 +97,7 @@ export function jobDelivery(
       }
       lock.renew(from + ms);
     },
-    ack: () => guarded('ack', () => job.moveToCompleted(undefined, token, false)),
+    ack: () => guarded('ack', () => deps.complete(job, token)),
     async retry({ delayMs }) {
       if (!(delayMs >= 0 && delayMs <= MAX_DELAY_MS)) {
         throw new RangeError(`retry delayMs must be within 0..${MAX_DELAY_MS}, got ${delayMs}`);

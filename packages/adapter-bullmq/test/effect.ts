@@ -1,22 +1,30 @@
+import type { Delivery } from '@onceflow/core';
+import { createRedisInbox } from '@onceflow/inbox-redis';
 import type { Redis } from 'ioredis';
 
 /**
- * The side effect of the process tests, written with its processed mark atomically in one Lua
- * script (as a handler writes its business row and the processed mark in one transaction): the
- * counter `<prefix>:effects:<id>` is raised only if `<prefix>:processed:<id>` was not set yet.
- * Resolves true when the effect happened now, false when an earlier attempt had made it.
+ * The side effect of the process tests, behind the worker's processed-guard (the Redis
+ * `ProcessedStore`): `begin` a processing lease, raise the counter `<prefix>:effects:<id>`,
+ * `complete`. The guard's job is that a redelivery of a completed event finds it `processed` and
+ * leaves the effect alone, as the worker does before it runs a handler.
  */
-export async function applyEffectOnce(redis: Redis, prefix: string, id: string): Promise<boolean> {
-  const done = await redis.eval(
-    `if redis.call('SET', KEYS[1], '1', 'NX') then redis.call('INCR', KEYS[2]) return 1 end return 0`,
-    2,
-    `${prefix}:processed:${id}`,
-    `${prefix}:effects:${id}`,
-  );
-  return done === 1;
-}
-
-/** How often the effect of `id` happened. */
-export async function effectCount(redis: Redis, prefix: string, id: string): Promise<number> {
-  return Number((await redis.get(`${prefix}:effects:${id}`)) ?? 0);
+export function guardedEffect(redis: Redis, prefix: string) {
+  const processed = createRedisInbox({ redis, prefix: `${prefix}:processed` });
+  const counter = (id: string) => `${prefix}:effects:${id}`;
+  return {
+    /** True when the effect happened now, false when an earlier attempt had completed it. */
+    async apply(delivery: Delivery): Promise<boolean> {
+      const { source, id } = delivery.envelope;
+      const begun = await processed.begin(source, id, { leaseMs: 30_000 });
+      if (begun.status === 'processed') return false;
+      if (begun.status === 'busy') throw new Error(`${id} is busy: an attempt still holds it`);
+      await redis.incr(counter(id));
+      await processed.complete(source, id, begun.token);
+      return true;
+    },
+    /** How often the effect of `id` happened. */
+    async count(id: string): Promise<number> {
+      return Number((await redis.get(counter(id))) ?? 0);
+    },
+  };
 }

@@ -4,7 +4,7 @@ import { testEnvelope, waitUntil } from '@onceflow/conformance';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBullmqTransport, deleteBullmqQueue } from '../src/index.js';
-import { applyEffectOnce, effectCount } from './effect.js';
+import { guardedEffect } from './effect.js';
 import { redisUrl, runPrefix } from './helpers.js';
 
 const script = fileURLToPath(new URL('./fixtures/killed-consumer.ts', import.meta.url));
@@ -12,6 +12,7 @@ const url = redisUrl();
 const prefix = runPrefix();
 const queue = 'killed';
 const redis = new Redis(url);
+const effect = guardedEffect(redis, prefix);
 const closers: (() => Promise<void>)[] = [];
 
 interface Report {
@@ -25,13 +26,16 @@ interface Report {
 
 afterAll(async () => {
   await deleteBullmqQueue({ url, prefix, queue });
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  // The store's keys are `{<prefix>:processed}:…`, the counters `<prefix>:effects:…`.
+  for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
+    const keys = await redis.keys(pattern);
+    if (keys.length > 0) await redis.del(...keys);
+  }
   await redis.quit();
 });
 
 describe('bullmq transport across processes', () => {
-  it('redelivers a job whose consumer process was SIGKILLed mid-handler after its lock expired, and the side effect happens once', async () => {
+  it('redelivers a job whose consumer process was SIGKILLed mid-job (effect completed, not acked) after its lock expired, and the side effect happens once', async () => {
     const lockMs = 1000;
     const child: ChildProcess = fork(script, [url, prefix, queue, String(lockMs)], {
       execArgv: ['--conditions=@onceflow/source', '--import', 'tsx'],
@@ -60,7 +64,7 @@ describe('bullmq transport across processes', () => {
       const got: { attempt: number; at: number; effected: boolean }[] = [];
       await transport.consume(
         async (d) => {
-          const effected = await applyEffectOnce(redis, prefix, d.envelope.id);
+          const effected = await effect.apply(d);
           got.push({ attempt: d.attempt, at: Date.now(), effected });
           await d.ack();
         },
@@ -74,7 +78,7 @@ describe('bullmq transport across processes', () => {
       expect(got[0]).toMatchObject({ attempt: 2, effected: false });
       // Not before the child's lock (taken just before its report) ran out.
       expect((got[0]?.at ?? 0) - first.at).toBeGreaterThanOrEqual(lockMs - 100);
-      expect(await effectCount(redis, prefix, event.id)).toBe(1);
+      expect(await effect.count(event.id)).toBe(1);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const close of closers.splice(0)) await close();

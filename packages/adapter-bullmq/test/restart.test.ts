@@ -7,14 +7,14 @@ import {
 } from '@onceflow/conformance';
 import { type Envelope, createMemoryInbox, toOnceflowError } from '@onceflow/core';
 import { describe, expect, it } from 'vitest';
+import { startRedisServer } from '@onceflow/test-servers';
 import { createBullmqTransport } from '../src/index.js';
-import { startOwnRedis } from './redis-server.js';
 
 const PORT = 6391;
 
 describe('bullmq transport and a Redis restart', () => {
   it('survives Redis being killed and restarted: refuses publishes while it is down, keeps what AOF stored, and reconnects', async () => {
-    await using redis = await startOwnRedis(PORT);
+    await using redis = await startRedisServer({ port: PORT });
     const transport = createBullmqTransport({
       url: redis.url,
       queue: 'restart',

@@ -1,34 +1,25 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describeInboxConformance, waitUntil } from '@onceflow/conformance';
+import { type RedisServer, startRedisServer } from '@onceflow/test-servers';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { createRedisInbox, type RedisInbox } from '../src/index.js';
 import { randomPrefix } from './helpers.js';
-import { type OwnRedisServer, startRedisServer } from './redis-server.js';
 
 /** Two cluster nodes of this test's own, each serving half of the hash slots. */
 const NODES = [
   { port: 6395, slots: [0, 8191] },
   { port: 6396, slots: [8192, 16383] },
 ] as const;
-const dir = mkdtempSync(join(tmpdir(), 'onceflow-inbox-redis-cluster-'));
-const servers: OwnRedisServer[] = [];
+const servers: RedisServer[] = [];
 let cluster: Cluster | undefined;
 
 beforeAll(async () => {
   for (const { port, slots } of NODES) {
-    const nodeDir = mkdtempSync(join(dir, `${port}-`));
     servers.push(
-      await startRedisServer(port, nodeDir, [
-        '--appendonly',
-        'no',
-        '--cluster-enabled',
-        'yes',
-        '--cluster-node-timeout',
-        '2000',
-      ]),
+      await startRedisServer({
+        port,
+        args: ['--appendonly', 'no', '--cluster-enabled', 'yes', '--cluster-node-timeout', '2000'],
+      }),
     );
     const node = new Redis({ host: '127.0.0.1', port });
     await node.call('CLUSTER', 'ADDSLOTSRANGE', slots[0], slots[1]);
@@ -47,8 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   cluster?.disconnect();
-  for (const server of servers) await server.crash();
-  rmSync(dir, { recursive: true, force: true });
+  for (const server of servers.splice(0)) await server[Symbol.asyncDispose]();
 });
 
 // Prefixes differ per store, so stores land on either node; each store's keys share one slot.

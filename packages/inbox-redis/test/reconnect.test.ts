@@ -1,23 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { waitUntil } from '@onceflow/conformance';
 import { type ClaimResult, createEnvelope, StoreUnavailableError } from '@onceflow/core';
+import { startRedisServer } from '@onceflow/test-servers';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRedisInbox } from '../src/index.js';
-import { type OwnRedisServer, startRedisServer } from './redis-server.js';
 
 const PORT = 6394;
-const dir = mkdtempSync(join(tmpdir(), 'onceflow-inbox-redis-'));
-let server: OwnRedisServer | undefined;
-let redis: Redis | undefined;
-
-afterAll(async () => {
-  redis?.disconnect();
-  await server?.crash();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const envelope = (id: string) =>
   createEnvelope({ id, source: 'stripe', type: 'charge.succeeded', payload: { id } });
@@ -38,10 +26,11 @@ const answered = (claim: () => Promise<ClaimResult>) =>
 
 describe('redis inbox across a Redis restart', () => {
   it('answers StoreUnavailableError while Redis is down, and keeps acknowledged claims (AOF, appendfsync always)', async () => {
-    server = await startRedisServer(PORT, dir);
+    await using server = await startRedisServer({ port: PORT });
     // The client's defaults: reconnecting for ever, commands queued while offline. The store
     // itself must turn that into a prompt StoreUnavailableError.
-    redis = new Redis({ host: '127.0.0.1', port: PORT });
+    const redis = new Redis(server.url);
+    await using _client = { [Symbol.asyncDispose]: async () => redis.disconnect() };
     redis.on('error', () => undefined); // connection errors while down are expected here
     const store = createRedisInbox({ redis, prefix: 'restart', timeoutMs: 500 });
     const pending = envelope('evt_pending');
@@ -52,7 +41,7 @@ describe('redis inbox across a Redis restart', () => {
     if (other.status !== 'new') throw new Error(`claim: ${other.status}`);
     await store.markEnqueued(done.source, done.id, other.token);
 
-    await server.crash();
+    await server.kill();
     const started = Date.now();
     await expect(store.claim(envelope('evt_while_down'), { leaseMs: 1000 })).rejects.toBeInstanceOf(
       StoreUnavailableError,
@@ -63,7 +52,7 @@ describe('redis inbox across a Redis restart', () => {
     await expect(store.stats()).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(Date.now() - started, 'within the timeout, not the client retries').toBeLessThan(3000);
 
-    server = await startRedisServer(PORT, dir);
+    await server.start();
     expect(await answered(() => store.claim(pending, { leaseMs: 1000 })), 'claim survived').toEqual(
       {
         status: 'in-flight',
