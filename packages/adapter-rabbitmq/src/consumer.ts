@@ -7,8 +7,10 @@ import {
   type Subscription,
 } from '@onceflow/core';
 import type { Channel, Message } from 'amqplib';
+import { type AckBatcher, createAckBatcher } from './acks.js';
 import { type ConsumerChannel, type DeliveryDeps, brokerDelivery } from './delivery.js';
 import type { Link } from './link.js';
+import { type ChannelSignals, createChannelSignals } from './signals.js';
 import { fromWorkMessage } from './marshal.js';
 
 export interface ConsumerDeps extends DeliveryDeps {
@@ -22,10 +24,11 @@ export interface ConsumerDeps extends DeliveryDeps {
 
 interface Attached {
   readonly channel: Channel;
+  readonly acks: AckBatcher;
   /** Aborted when the channel is lost. */
   readonly controller: AbortController;
-  /** One per delivery in flight (a shared signal would collect every handler's listeners). */
-  readonly held: Set<AbortController>;
+  /** The signals of its deliveries in flight. */
+  readonly signals: ChannelSignals;
   consumerTag?: string;
 }
 
@@ -54,19 +57,18 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       work = fromWorkMessage(msg);
     } catch (err) {
       logger.error({ err, queue: names.work }, 'undecodable message: dead-lettered by the broker');
-      if (!on.controller.signal.aborted) on.channel.nack(msg, false, false);
+      if (!on.controller.signal.aborted) on.acks.nack(msg, false);
       return;
     }
-    const lock = new AbortController();
-    on.held.add(lock);
-    const consumer: ConsumerChannel = { channel: on.channel, signal: lock.signal };
+    const held = on.signals.take();
+    const consumer: ConsumerChannel = { acks: on.acks, signal: held.signal };
     try {
       await runDelivery(deps.handler, brokerDelivery(deps, consumer, msg, work), {
         onError: (err) =>
           logger.warn({ err, queue: names.work, id: work.envelope.id }, 'settlement not recorded'),
       });
     } finally {
-      on.held.delete(lock);
+      on.signals.release(held);
     }
   };
 
@@ -84,7 +86,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       `consumer of ${names.work}: ${why}; its deliveries return to the queue`,
     );
     on.controller.abort(reason);
-    for (const lock of on.held) lock.abort(reason);
+    on.signals.abort(reason);
     if (current === on) current = undefined;
     if (!closing) {
       logger.warn({ queue: names.work, why }, 'rabbitmq consumer lost; re-attaching');
@@ -96,7 +98,12 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     const conn = await deps.link.connection();
     const channel: Channel = await conn.createChannel();
     const controller = new AbortController();
-    const on: Attached = { channel, controller, held: new Set() };
+    const on: Attached = {
+      channel,
+      acks: createAckBatcher(channel),
+      controller,
+      signals: createChannelSignals(),
+    };
     channel.on('error', (err: unknown) =>
       logger.warn({ err, queue: names.work }, 'rabbitmq consumer channel error'),
     );
@@ -105,6 +112,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       await channel.prefetch(deps.concurrency, false);
       const { consumerTag } = await channel.consume(names.work, (msg) => {
         if (msg === null) return void channel.close().catch(() => {}); // cancelled by the broker
+        on.acks.received(msg);
         backlog.push([on, msg]);
         pump();
       });
@@ -157,6 +165,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
           await inFlight.idle();
         }
         current = undefined;
+        if (on && !on.controller.signal.aborted) on.acks.flush();
         await on?.channel.close().catch(() => {});
       })();
       return closed;

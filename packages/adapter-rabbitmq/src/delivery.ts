@@ -1,12 +1,13 @@
 import { type DeliveryInit, LockLostError } from '@onceflow/core';
-import type { Channel, Message } from 'amqplib';
+import type { Message } from 'amqplib';
+import type { AckBatcher } from './acks.js';
 import { toDeadLetterMessage, toWorkMessage, type WorkMessage } from './marshal.js';
 import type { OutgoingAmqp } from './publisher.js';
 import type { QueueNames } from './topology.js';
 
 /** The consumer channel a delivery arrived on; `signal` aborts when that channel is lost. */
 export interface ConsumerChannel {
-  readonly channel: Channel;
+  readonly acks: AckBatcher;
   readonly signal: AbortSignal;
 }
 
@@ -26,8 +27,8 @@ export interface DeliveryDeps {
  * confirmed the copy, so nothing is lost in between; if the consumer channel is lost in that
  * window the original returns as well and arrives again (the processed-guard makes it harmless).
  * Every settlement rejects with `LockLostError`, publishing nothing, once the channel is lost.
- * `ack` is written to the channel; AMQP does not confirm acks, so an ack lost with its connection
- * means one more delivery.
+ * `ack` resolves once written to the channel (acks of one event-loop turn go out together, see
+ * `acks.ts`); AMQP does not confirm acks, so an ack lost with its connection means one more delivery.
  */
 export function brokerDelivery(
   deps: DeliveryDeps,
@@ -41,10 +42,10 @@ export function brokerDelivery(
       throw new LockLostError(`${what}: its consumer channel closed; it will be redelivered`);
     }
   };
-  const ackOriginal = () => {
+  const ackOriginal = async () => {
     held();
     try {
-      consumer.channel.ack(msg);
+      await consumer.acks.ack(msg);
     } catch (err) {
       throw new LockLostError(`${what}: ack failed: ${(err as Error).message}`, { cause: err });
     }
@@ -52,7 +53,7 @@ export function brokerDelivery(
   const republish = async (copy: OutgoingAmqp) => {
     held();
     await deps.send([copy]);
-    ackOriginal();
+    await ackOriginal();
   };
 
   return {
@@ -67,7 +68,7 @@ export function brokerDelivery(
       }
       held(); // nothing to renew: the delivery is held as long as its channel lives
     },
-    ack: async () => ackOriginal(),
+    ack: ackOriginal,
     async retry({ delayMs, error }) {
       const queue = await deps.retryQueue(delayMs);
       const next = { ...work, attempt: work.attempt + 1, lastError: error ?? work.lastError };

@@ -82,7 +82,7 @@ function returns(msg: Message): number {
 /** Reads a work-queue delivery. Throws `WireFormatError` when the body is not a v1 envelope. */
 export function fromWorkMessage(msg: Message): WorkMessage {
   const headers = msg.properties.headers ?? {};
-  const envelope = decodeEnvelope(msg.content);
+  const envelope = decodeEnvelope(msg.content.toString('utf8'));
   const base = Number(text(headers[H.attempt]));
   return {
     envelope,
@@ -101,7 +101,7 @@ export function fromWorkMessage(msg: Message): WorkMessage {
 export function fromDeadLetterMessage(msg: Message): DeadLetter & { readonly dedupeKey: string } {
   const headers = msg.properties.headers ?? {};
   const props: MessageProperties = msg.properties;
-  const envelope = decodeEnvelope(msg.content);
+  const envelope = decodeEnvelope(msg.content.toString('utf8'));
   const fallbackAt = new Date(
     typeof props.timestamp === 'number' ? props.timestamp * 1000 : Date.now(),
   ).toISOString();

@@ -1,15 +1,15 @@
 import { processedGuard, sleep, testEnvelope, waitUntil } from '@onceflow/conformance';
 import { createMemoryInbox, type Envelope, toOnceflowError } from '@onceflow/core';
+import { type RabbitMqServer, startRabbitMqServer } from '@onceflow/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRabbitMqTransport } from '../src/index.js';
-import { type OwnBroker, startOwnBroker } from './own-broker.js';
 
 // A RabbitMQ node of our own (port 5677), restarted mid-stream; the shared broker is not touched.
-let broker: OwnBroker;
+let broker: RabbitMqServer;
 beforeAll(async () => {
-  broker = await startOwnBroker(4);
+  broker = await startRabbitMqServer({ port: 5677 });
 }, 120_000);
-afterAll(() => broker?.stop(), 60_000);
+afterAll(() => broker?.[Symbol.asyncDispose](), 60_000);
 
 describe('rabbitmq transport across a broker restart', () => {
   it('fails publishes clearly while the broker is down, recovers, and processes every accepted event once', async () => {

@@ -1,2 +1,8 @@
 // Redis: a redis-server of the test's own (AOF, own port and data dir), killed and restarted at will
 export { type RedisServer, type RedisServerOptions, startRedisServer } from './redis.js';
+// RabbitMQ: a node of the test's own (own ports, data dir, no plugins), its application stopped and started at will
+export {
+  type RabbitMqServer,
+  type RabbitMqServerOptions,
+  startRabbitMqServer,
+} from './rabbitmq.js';
