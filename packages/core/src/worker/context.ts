@@ -38,7 +38,11 @@ export function createHandlerContext(job: Job, deps: LockDeps): HandlerContext {
   return {
     envelope,
     attempt: job.attempt,
-    signal: job.abort.signal,
+    // A getter: Node creates an AbortController's signal on first read, which costs more than the
+    // rest of the context together; most handlers never read it.
+    get signal() {
+      return job.abort.signal;
+    },
     idempotencyKey: (action) => deriveIdempotencyKey(envelope, action),
     async extendLock(ms) {
       await Promise.all([extendTransportLock(job, deps, ms), extendLease(job, deps, ms)]);

@@ -28,7 +28,7 @@ export function createInflight(): Inflight {
     },
     abortAll(reason) {
       for (const job of jobs) {
-        if (job.abort.signal.aborted) continue;
+        if (job.abortedBy !== undefined) continue;
         job.abortedBy = 'shutdown';
         job.abort.abort(reason);
       }

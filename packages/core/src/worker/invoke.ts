@@ -15,7 +15,7 @@ export function invokeHandler(deps: LockDeps): Step {
     const handler = job.handler;
     if (handler === undefined) throw new OnceflowError('INTERNAL', 'no handler was routed');
     // Lock lost or shutdown while the guard was taking the lease: do not start the handler.
-    if (job.abort.signal.aborted) throw job.abort.signal.reason;
+    if (job.abortedBy !== undefined) throw job.abort.signal.reason;
     const event = parseEvent(job.envelope, handler.schema);
     const ctx = createHandlerContext(job, deps);
     const started = deps.now();

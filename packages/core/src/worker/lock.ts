@@ -12,7 +12,7 @@ export interface LockDeps {
 
 /** Aborts the job's signal because a lock it relied on is gone. First reason wins. */
 export function markLockLost(job: Job, reason: Error): void {
-  if (job.abort.signal.aborted) return;
+  if (job.abortedBy !== undefined) return;
   job.abortedBy = 'lock-lost';
   job.abort.abort(reason);
 }

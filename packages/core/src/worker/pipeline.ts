@@ -17,7 +17,11 @@ export interface Job {
   readonly log: Logger;
   /** Aborted on lock loss, processing-lease loss, or shutdown after the drain limit. */
   readonly abort: AbortController;
-  /** Why `abort` fired, once it has. `shutdown` makes an interrupted failure a free retry. */
+  /**
+   * Why `abort` fired, once it has; set before `abort.abort()` is called, so check it rather than
+   * `abort.signal` (Node creates the signal on first read). `shutdown` makes an interrupted
+   * failure a free retry.
+   */
   abortedBy: 'lock-lost' | 'shutdown' | undefined;
   /** The processed-guard's lease, once acquired. */
   lease: { readonly token: string } | undefined;
