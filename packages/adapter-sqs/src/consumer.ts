@@ -1,0 +1,213 @@
+import {
+  ChangeMessageVisibilityCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import {
+  createInFlight,
+  type Delivery,
+  type Envelope,
+  errorInfo,
+  type Logger,
+  ONCEFLOW_HEADERS,
+  runDelivery,
+  type Subscription,
+} from '@onceflow/core';
+import { toDeadLetterEntry } from './dead-letter-message.js';
+import { type DeliveryDeps, type Received, receivedDelivery } from './delivery.js';
+import { attemptOf, envelopeOf } from './marshal.js';
+import { createSlots } from './slots.js';
+
+export interface ConsumerDeps extends DeliveryDeps {
+  readonly handler: (delivery: Delivery) => Promise<void>;
+  readonly concurrency: number;
+  readonly lockMs: number;
+  readonly waitTimeSeconds: number;
+  readonly logger: Logger;
+}
+
+/** Messages per receive: SQS's maximum. */
+const RECEIVE_MAX = 10;
+/**
+ * Once a slot is free, how long a loop waits for a full batch's worth before it receives, in ms:
+ * receives stay full instead of fetching one message per freed slot, and slots held by long
+ * handlers never keep the free ones idle for more than this.
+ */
+const GATHER_MS = 20;
+
+/** Receive loops per consumer: one per 10 of concurrency (SQS returns 10 at most), up to 4. */
+const loopsFor = (concurrency: number) => Math.min(4, Math.ceil(concurrency / 10));
+
+/**
+ * Long-polls one queue and runs each message through the kit's `runDelivery`. At most
+ * `concurrency` messages are held at once (received and not yet settled). On a FIFO queue one
+ * receive may return several messages of a group: they run one after another, and when one is not
+ * acked or dead-lettered the group's later ones are made visible again unhandled, so the group
+ * keeps its order (their receive count, and so their `attempt`, still grows by one). On a
+ * standard queue, copies of one dedupe key held by this consumer run one after another. Receive
+ * errors (an unreachable endpoint, throttling) are logged and retried with backoff.
+ *
+ * `close()` stops receiving, then resolves once every in-flight handler has returned and its
+ * settlement is recorded. An open long poll is not aborted but waited for (up to
+ * `waitTimeSeconds`), and what it brings is made visible again at once: SQS would otherwise hand
+ * the next messages to the abandoned request, hiding them for a whole visibility timeout.
+ * Idempotent.
+ */
+export function startConsumer(deps: ConsumerDeps): Subscription {
+  const { client, url, logger } = deps;
+  const inFlight = createInFlight(deps.concurrency);
+  const slots = createSlots(deps.concurrency);
+  const stop = new AbortController();
+  const margin = Math.min(1000, deps.lockMs / 10);
+
+  const release = (m: Message) =>
+    client
+      .send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: url,
+          ReceiptHandle: m.ReceiptHandle,
+          VisibilityTimeout: 0,
+        }),
+      )
+      .catch((err: unknown) => logger.debug({ err, url }, 'sqs: releasing a message failed'));
+
+  /** Dead-letters a body that is not an envelope: no handler can ever take it. */
+  const deadLetterUndecodable = async (m: Message, err: unknown) => {
+    logger.error({ err, url, messageId: m.MessageId }, 'sqs: undecodable message dead-lettered');
+    const fields = {
+      reason: 'wire format: not a v1 envelope',
+      attempts: attemptOf(m),
+      lastError: errorInfo(err),
+      deadLetteredAt: new Date().toISOString(),
+    };
+    const entry = toDeadLetterEntry(m, fields, deps.fifo);
+    await client.send(new SendMessageCommand({ QueueUrl: deps.deadLetterUrl, ...entry }));
+    await deps.deletes.delete(m.ReceiptHandle ?? '');
+  };
+
+  /** Runs one message; true when it was acked or dead-lettered (its group may go on). */
+  const deliver = async (
+    received: Received,
+    onStart: (signal: AbortSignal) => void,
+  ): Promise<boolean> => {
+    const m = received.message;
+    if (Date.now() >= received.receivedAt + received.lockMs - margin) return false; // waited too long: it returns on its own
+    let envelope: Envelope;
+    try {
+      envelope = envelopeOf(m);
+    } catch (err) {
+      await deadLetterUndecodable(m, err).catch((cause: unknown) =>
+        logger.warn({ err: cause, url }, 'sqs: dead-lettering failed; the message will return'),
+      );
+      return true;
+    }
+    const init = receivedDelivery(deps, received, envelope, attemptOf(m));
+    onStart(init.signal);
+    try {
+      const outcome = await runDelivery(deps.handler, init, {
+        onError: (err) =>
+          logger.warn({ err, url, id: envelope.id }, 'sqs: settlement not recorded'),
+      });
+      return outcome?.kind === 'ack' || outcome?.kind === 'dead-letter';
+    } finally {
+      init.dispose();
+    }
+  };
+
+  /** Standard queues: the copies of a dedupe key in this consumer, by key (see `schedule`). */
+  const copies = new Map<string, Promise<boolean>>();
+
+  /**
+   * Runs each message in its own slot, after its predecessor, if it has one: on a FIFO queue the
+   * previous message of its group in the same receive (it runs only if that one was acked or
+   * dead-lettered; otherwise it is released unhandled); on a standard queue a copy of the same
+   * dedupe key still held by this consumer (so the processed-guard acks the duplicate at once
+   * instead of retrying it as busy). A predecessor counts as done once it is settled or its
+   * visibility is lost, so a redelivery never waits on a hung handler.
+   */
+  const schedule = (messages: readonly Message[], receivedAt: number) => {
+    const groups = new Map<string, Promise<boolean>>();
+    for (const message of messages) {
+      const key = deps.fifo
+        ? message.Attributes?.MessageGroupId
+        : message.MessageAttributes?.[ONCEFLOW_HEADERS.dedupeKey]?.StringValue;
+      const chain = deps.fifo ? groups : copies;
+      const before = key === undefined ? undefined : chain.get(key);
+      let finish!: (ok: boolean) => void;
+      const done = new Promise<boolean>((resolve) => {
+        finish = resolve;
+      });
+      if (key !== undefined) chain.set(key, done);
+      void inFlight.run(async () => {
+        try {
+          if (before !== undefined && !(await before) && deps.fifo) {
+            await release(message);
+            return;
+          }
+          const received = { message, receivedAt, lockMs: deps.lockMs };
+          finish(
+            await deliver(received, (signal) =>
+              signal.addEventListener('abort', () => finish(false)),
+            ),
+          );
+        } finally {
+          finish(false);
+          slots.release(1);
+          if (key !== undefined && chain.get(key) === done) chain.delete(key);
+        }
+      });
+    }
+  };
+
+  const loop = async () => {
+    let failures = 0;
+    while (!stop.signal.aborted) {
+      const n = await slots.acquire(RECEIVE_MAX, GATHER_MS);
+      if (n === 0) break;
+      let messages: Message[];
+      try {
+        const out = await client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: n,
+            WaitTimeSeconds: deps.waitTimeSeconds,
+            VisibilityTimeout: Math.ceil(deps.lockMs / 1000),
+            MessageSystemAttributeNames: ['ApproximateReceiveCount', 'MessageGroupId'],
+            MessageAttributeNames: ['All'],
+          }),
+        );
+        messages = out.Messages ?? [];
+        failures = 0;
+      } catch (err) {
+        slots.release(n);
+        if (stop.signal.aborted) break;
+        const waitMs = Math.min(5000, 200 * 2 ** failures++);
+        logger.warn({ err, url, waitMs }, 'sqs: receive failed; retrying');
+        await new Promise((r) => setTimeout(r, waitMs));
+        continue;
+      }
+      slots.release(n - messages.length);
+      if (stop.signal.aborted) {
+        slots.release(messages.length);
+        await Promise.all(messages.map(release));
+        break;
+      }
+      schedule(messages, Date.now());
+    }
+  };
+
+  const loops = Array.from({ length: loopsFor(deps.concurrency) }, loop);
+  let closed: Promise<void> | undefined;
+  return {
+    close() {
+      closed ??= (async () => {
+        stop.abort();
+        slots.close();
+        await Promise.all(loops);
+        await inFlight.idle();
+      })();
+      return closed;
+    },
+  };
+}
