@@ -69,12 +69,15 @@ export function jobDelivery(
         deadLetteredAt: new Date().toISOString(),
       }),
     };
+    // The entry's id is the job's: a job dead-lettered again (its worker died between adding the
+    // entry and failing the job) finds its entry there and adds no second one.
     const entry = await asTransport('deadLetter', () =>
-      deps.deadLetterQueue.add(envelope.type, data),
+      deps.deadLetterQueue.add(envelope.type, data, job.id ? { jobId: job.id } : {}),
     );
     try {
       await job.moveToFailed(new UnrecoverableError(reason.reason), token, false);
     } catch (err) {
+      // The job comes back after its lock expires and is dead-lettered again then.
       if (isLockLoss(err)) await entry.remove().catch(() => {});
       throw err;
     }
