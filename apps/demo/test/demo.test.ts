@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import { runDemo } from '../src/run.js';
+
+// The demo is an example that runs as a test, once per broker: signed deliveries, duplicates,
+// forgeries, poison, and a worker SIGKILLed twice mid-batch. What the killed worker held comes
+// back when its lock runs out: a lease (embedded), a job lock (BullMQ), the connection
+// (RabbitMQ), the group membership (Kafka) or the visibility timeout (SQS).
+const brokers = [
+  ['embedded', 'the embedded default'],
+  ['bullmq', 'BullMQ (the shared Redis), with the Redis inbox'],
+  ['rabbitmq', 'RabbitMQ (the shared server)'],
+  ['kafka', 'Kafka (started by the brokers script)'],
+  ['sqs', 'SQS (ElasticMQ, started by the brokers script)'],
+] as const;
+
+describe.each(brokers)('demo on %s: %s', (broker) => {
+  it('loses nothing and doubles nothing while the worker is killed mid-batch', async () => {
+    const summary = await runDemo({ broker, events: 160, kill: true, log: () => {} });
+    expect(summary.workerKills).toBe(2);
+    expect(summary.lost).toBe(0);
+    expect(summary.doubled).toBe(0);
+    expect(summary.poisonNotDeadLettered).toBe(0);
+    expect(summary.deadLettered).toBe(3);
+    expect(summary.processed).toBe(160 + 40);
+    expect(summary.duplicatesSuppressed).toBeGreaterThan(0);
+    expect(summary.rejected).toBeGreaterThan(0);
+    expect(summary.chargesMade).toBe(160);
+  }, 180_000);
+});
