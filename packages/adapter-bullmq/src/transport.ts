@@ -1,5 +1,5 @@
 import {
-  type Subscription,
+  createSubscriptions,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,
@@ -52,7 +52,7 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
   const logger = config.logger ?? silentLogger;
   const keep = { age: Math.ceil(config.dedupeWindowMs / 1000) };
   const jobOptions: JobsOptions = { removeOnComplete: keep, removeOnFail: keep };
-  const subscriptions = new Set<Subscription>();
+  const subscriptions = createSubscriptions();
   let opening: Promise<Opened> | undefined;
   let closed = false;
 
@@ -127,19 +127,12 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
       const consumer = await asTransport('consume', () =>
         startConsumer({ config, logger, deadLetterQueue: dead, handler, concurrency, lockMs }),
       );
-      const subscription: Subscription = {
-        close: async () => {
-          await consumer.close();
-          subscriptions.delete(subscription);
-        },
-      };
-      subscriptions.add(subscription);
-      return subscription;
+      return subscriptions.track(() => consumer.close());
     },
 
     async close() {
       closed = true;
-      await Promise.all([...subscriptions].map((s) => s.close()));
+      await subscriptions.closeAll();
       const current = opening;
       opening = undefined;
       const queues = await current?.catch(() => undefined);

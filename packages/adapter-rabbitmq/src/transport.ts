@@ -1,7 +1,7 @@
 import {
   dedupeKeyOf,
   parseConsumeOptions,
-  type Subscription,
+  createSubscriptions,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,
@@ -57,7 +57,7 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     logger: config.logger,
   });
   const publisher = createPublisher(link, config.maxUnconfirmed);
-  const subscriptions = new Set<Subscription>();
+  const subscriptions = createSubscriptions();
   const declaredRetry = new Map<number, Promise<void>>();
   const maxDelayMs = config.retryDelaysMs.at(-1) ?? 0;
   let queueType: QueueType | undefined;
@@ -161,20 +161,13 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       }).catch((err: unknown) => {
         throw asUnavailable('consume', err);
       });
-      const subscription: Subscription = {
-        close: async () => {
-          await consumer.close();
-          subscriptions.delete(subscription);
-        },
-      };
-      subscriptions.add(subscription);
-      return subscription;
+      return subscriptions.track(() => consumer.close());
     },
 
     close() {
       closed = true;
       closing ??= (async () => {
-        await Promise.all([...subscriptions].map((s) => s.close()));
+        await subscriptions.closeAll();
         await publisher.close();
         await link.close();
       })();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { Subscription, Transport, TransportCapabilities } from '../contracts/transport.js';
+import type { Transport, TransportCapabilities } from '../contracts/transport.js';
+import { createSubscriptions } from '../transport-kit/subscriptions.js';
 import { ConfigError, TransportUnavailableError } from '../errors.js';
 import { parseConsumeOptions } from '../transport-kit/consume-options.js';
 import { createInFlight } from '../transport-kit/in-flight.js';
@@ -92,7 +93,7 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     queue ??= openQueue(broker, o.queue, { orderingPerKey: o.orderingPerKey });
     return queue;
   };
-  const subscriptions = new Set<Subscription>();
+  const subscriptions = createSubscriptions();
   let closing: Promise<void> | undefined;
   const ensureOpen = (what: string) => {
     if (closing) throw new TransportUnavailableError(`memory transport is closed: cannot ${what}`);
@@ -131,23 +132,14 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
         maxDelayMs: o.maxDelayMs,
         maxLockMs: o.maxLockMs,
       };
-      let closed: Promise<void> | undefined;
-      const subscription: Subscription = {
-        close() {
-          closed ??= (async () => {
-            q.detach(consumer);
-            await consumer.inFlight.idle();
-            subscriptions.delete(subscription);
-          })();
-          return closed;
-        },
-      };
-      subscriptions.add(subscription);
       q.attach(consumer);
-      return subscription;
+      return subscriptions.track(async () => {
+        q.detach(consumer);
+        await consumer.inFlight.idle();
+      });
     },
     close() {
-      closing ??= Promise.all([...subscriptions].map((s) => s.close())).then(() => {});
+      closing ??= subscriptions.closeAll();
       return closing;
     },
     [Symbol.asyncDispose]() {

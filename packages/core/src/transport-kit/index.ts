@@ -17,6 +17,7 @@ export { type DeliveryInit, type RunDeliveryOptions, runDelivery } from './run-d
 // Concurrency and draining
 export { type InFlight, createInFlight } from './in-flight.js';
 export { parseConsumeOptions } from './consume-options.js';
+export { type Subscriptions, createSubscriptions } from './subscriptions.js';
 
 // Broker-message metadata and size
 export {

@@ -3,7 +3,7 @@ import {
   encodeWithinLimit,
   type Logger,
   parseConsumeOptions,
-  type Subscription,
+  createSubscriptions,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,
@@ -50,7 +50,7 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
   const { handle, queue, config } = deps;
   const notifier = deps.notifier ?? createQueueNotifier();
   const store = createMessageStore(handle, queue);
-  const subscriptions = new Set<Subscription>();
+  const subscriptions = createSubscriptions();
   let closed = false;
 
   const capabilities: TransportCapabilities = {
@@ -109,20 +109,15 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
         waker,
         logger: deps.logger,
       });
-      const subscription: Subscription = {
-        close: async () => {
-          await consumer.close();
-          unsubscribe();
-          subscriptions.delete(subscription);
-        },
-      };
-      subscriptions.add(subscription);
-      return subscription;
+      return subscriptions.track(async () => {
+        await consumer.close();
+        unsubscribe();
+      });
     },
 
     async close() {
       closed = true;
-      await Promise.all([...subscriptions].map((s) => s.close()));
+      await subscriptions.closeAll();
     },
   };
 }
