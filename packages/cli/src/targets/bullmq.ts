@@ -1,17 +1,5 @@
 import type { Target, TargetOptions } from '../target.js';
-
-async function load() {
-  try {
-    return await import('@onceflow/adapter-bullmq');
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND') {
-      throw new Error(
-        '--store bullmq needs the packages @onceflow/adapter-bullmq, bullmq and ioredis installed',
-      );
-    }
-    throw err;
-  }
-}
+import { loadAdapter, transportTarget } from './broker.js';
 
 /**
  * Opens the BullMQ queue `--queue` on `ONCEFLOW_REDIS_URL` (default `redis://127.0.0.1:6379`),
@@ -19,17 +7,16 @@ async function load() {
  * commands. No inbox. It connects but starts no consumer.
  */
 export async function openBullmq(options: TargetOptions): Promise<Target> {
-  const { createBullmqTransport } = await load();
-  const transport = createBullmqTransport({
-    url: options.env.ONCEFLOW_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    prefix: options.env.ONCEFLOW_BULLMQ_PREFIX,
-    queue: options.queue,
-  });
-  try {
-    await transport.start();
-  } catch (err) {
-    await transport.close();
-    throw err;
-  }
-  return { transport, close: () => transport.close() };
+  const { createBullmqTransport } = await loadAdapter(
+    'bullmq',
+    '@onceflow/adapter-bullmq, bullmq and ioredis',
+    () => import('@onceflow/adapter-bullmq'),
+  );
+  return transportTarget(
+    createBullmqTransport({
+      url: options.env.ONCEFLOW_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      prefix: options.env.ONCEFLOW_BULLMQ_PREFIX,
+      queue: options.queue,
+    }),
+  );
 }

@@ -1,20 +1,5 @@
 import type { Target, TargetOptions } from '../target.js';
-
-async function load() {
-  try {
-    return {
-      adapter: await import('@onceflow/adapter-rabbitmq'),
-      amqp: (await import('amqplib')).default,
-    };
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND') {
-      throw new Error(
-        '--store rabbitmq needs the packages @onceflow/adapter-rabbitmq and amqplib installed',
-      );
-    }
-    throw err;
-  }
-}
+import { loadAdapter, transportTarget } from './broker.js';
 
 /**
  * Opens the RabbitMQ queue `--queue` on `ONCEFLOW_AMQP_URL` (default
@@ -23,7 +8,14 @@ async function load() {
  * connects but starts no consumer.
  */
 export async function openRabbitmq(options: TargetOptions): Promise<Target> {
-  const { adapter, amqp } = await load();
+  const { adapter, amqp } = await loadAdapter(
+    'rabbitmq',
+    '@onceflow/adapter-rabbitmq and amqplib',
+    async () => ({
+      adapter: await import('@onceflow/adapter-rabbitmq'),
+      amqp: (await import('amqplib')).default,
+    }),
+  );
   const url = options.env.ONCEFLOW_AMQP_URL ?? adapter.defaultAmqpUrl();
   const conn = await amqp.connect(url);
   try {
@@ -37,16 +29,7 @@ export async function openRabbitmq(options: TargetOptions): Promise<Target> {
   } finally {
     await conn.close().catch(() => {});
   }
-  const transport = adapter.createRabbitMqTransport({
-    url,
-    queue: options.queue,
-    connectionName: 'onceflow-cli',
-  });
-  try {
-    await transport.start();
-  } catch (err) {
-    await transport.close();
-    throw err;
-  }
-  return { transport, close: () => transport.close() };
+  return transportTarget(
+    adapter.createRabbitMqTransport({ url, queue: options.queue, connectionName: 'onceflow-cli' }),
+  );
 }
