@@ -13,7 +13,7 @@ export function createClient(config: KafkaConfig, connectionTimeout = 3_000): Ka
   const { logger } = config;
   return new Kafka({
     clientId: config.clientId,
-    brokers: config.brokers,
+    brokers: [...config.brokers],
     connectionTimeout,
     logLevel: logLevel.WARN,
     logCreator:

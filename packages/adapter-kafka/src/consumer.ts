@@ -52,7 +52,13 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     maxWaitTimeInMs: config.fetchWaitMs,
     maxBytesPerPartition: Math.max(1024 * 1024, config.maxMessageBytes + HEADER_ROOM_BYTES),
     allowAutoTopicCreation: false,
-    retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5_000 },
+    // kafkajs restarts a crashed consumer (e.g. after the broker was gone for a while) unless told not to
+    retry: {
+      retries: 8,
+      initialRetryTime: 200,
+      maxRetryTime: 5_000,
+      restartOnFailure: async () => !closing,
+    },
   });
   consumer.on(consumer.events.CRASH, ({ payload }) =>
     logger.warn(

@@ -1,5 +1,5 @@
 import {
-  type Subscription,
+  createSubscriptions,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,
@@ -35,8 +35,9 @@ const DURABILITY =
  * topics `<topic>.retry.<n>` consumed once due; dead letters through `<topic>.dlq`.
  *
  * No I/O until `start()`; `start()` creates missing topics (unless `createTopics: false`) and
- * connects the producer. Reconnecting after a broker restart is kafkajs's job and happens on the
- * next request; consumers rejoin by themselves.
+ * connects the producer. While no broker answers, `publish` rejects with
+ * `TransportUnavailableError` after kafkajs's retries, and the producer reconnects on the next
+ * request; a consumer that crashes is restarted by kafkajs until it rejoins.
  *
  * @example
  * const transport = createKafkaTransport({ topic: 'payments', brokers: ['127.0.0.1:9092'] });
@@ -48,7 +49,7 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
   const names = topicNames(config.topic, config.retryTiersMs.length);
   const kafka = createClient(config);
   const publisher = createPublisher(kafka);
-  const subscriptions = new Set<Subscription>();
+  const subscriptions = createSubscriptions();
   let admin: Promise<Admin> | undefined;
   let closed = false;
 
@@ -132,19 +133,12 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
           cause: err,
         });
       });
-      const tracked: Subscription = {
-        close: async () => {
-          await subscription.close();
-          subscriptions.delete(tracked);
-        },
-      };
-      subscriptions.add(tracked);
-      return tracked;
+      return subscriptions.track(() => subscription.close());
     },
 
     async close() {
       closed = true;
-      await Promise.all([...subscriptions].map((s) => s.close()));
+      await subscriptions.closeAll();
       await deadLetters.close();
       await publisher.close();
       const a = admin;

@@ -9,6 +9,7 @@ export const defaultTargets: TargetRegistry = {
   embedded: (o) => import('./targets/embedded.js').then((m) => m.openEmbedded(o)),
   rabbitmq: (o) => import('./targets/rabbitmq.js').then((m) => m.openRabbitmq(o)),
   bullmq: (o) => import('./targets/bullmq.js').then((m) => m.openBullmq(o)),
+  kafka: (o) => import('./targets/kafka.js').then((m) => m.openKafka(o)),
   sqs: (o) => import('./targets/sqs.js').then((m) => m.openSqs(o)),
   postgres: (o) => import('./targets/postgres.js').then((m) => m.openPostgres(o)),
 };
