@@ -2,7 +2,7 @@ import { createBullmqTransport, deleteBullmqQueue } from '@onceflow/adapter-bull
 import { createRedisInbox } from '@onceflow/inbox-redis';
 import { Redis } from 'ioredis';
 import type { Stack, StackOptions } from '../stack.js';
-import { openPostgresStores } from './postgres-stores.js';
+import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /** The shared Redis (it keeps nothing on disk: fine for a demo, not for production). */
 const redisUrl = (): string => process.env.ONCEFLOW_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -39,23 +39,20 @@ export async function bullmqStack(options: StackOptions): Promise<Stack> {
     await stores.close();
     throw err;
   }
-  return {
+  return stackOnPostgres({
     broker: 'bullmq',
-    inbox,
-    processed: stores.processed,
+    options,
+    stores,
     transport,
-    ledger: stores.ledger,
-    async close() {
-      try {
-        await transport.close();
-        if (options.owner) {
-          await deleteBullmqQueue(queue);
-          await deleteKeys(redis, inbox.keyBase);
-        }
-      } finally {
-        await redis.quit().catch(() => redis.disconnect());
-        await stores.close();
-      }
+    inbox,
+    remove: async () => {
+      await deleteBullmqQueue(queue);
+      await deleteKeys(redis, inbox.keyBase);
     },
-  };
+    release: () =>
+      redis.quit().then(
+        () => {},
+        () => redis.disconnect(),
+      ),
+  });
 }

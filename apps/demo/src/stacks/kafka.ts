@@ -1,7 +1,7 @@
 import { createKafkaTransport, removeKafkaTopology } from '@onceflow/adapter-kafka';
 import { createLogger } from '@onceflow/core';
 import type { Stack, StackOptions } from '../stack.js';
-import { openPostgresStores } from './postgres-stores.js';
+import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**
  * Kafka (`$ONCEFLOW_KAFKA_BROKERS`, else 127.0.0.1:9092) for the topic `demo-<runId>`, with inbox,
@@ -19,17 +19,11 @@ export async function kafkaStack(options: StackOptions): Promise<Stack> {
     fetchWaitMs: 200,
     logger: createLogger({ level: 'error' }),
   };
-  const transport = createKafkaTransport(config);
-  return {
+  return stackOnPostgres({
     broker: 'kafka',
-    inbox: stores.inbox,
-    processed: stores.processed,
-    transport,
-    ledger: stores.ledger,
-    async close() {
-      await transport.close();
-      if (options.owner) await removeKafkaTopology(config);
-      await stores.close();
-    },
-  };
+    options,
+    stores,
+    transport: createKafkaTransport(config),
+    remove: () => removeKafkaTopology(config),
+  });
 }

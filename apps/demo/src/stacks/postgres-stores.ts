@@ -1,7 +1,7 @@
-import type { Envelope, Inbox, ProcessedStore } from '@onceflow/core';
+import type { Envelope, Inbox, ProcessedStore, Transport } from '@onceflow/core';
 import { createPostgresInbox, markProcessed, migrate } from '@onceflow/inbox-postgres';
 import pg from 'pg';
-import type { Ledger, StackOptions } from '../stack.js';
+import type { Ledger, Stack, StackOptions } from '../stack.js';
 
 /** The stores every broker stack shares: inbox, processed-guard and ledger in PostgreSQL. */
 export interface PostgresStores {
@@ -63,6 +63,40 @@ export async function openPostgresStores(options: StackOptions): Promise<Postgre
     async close() {
       if (options.owner) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
+    },
+  };
+}
+
+/**
+ * A broker's stack on the PostgreSQL stores. `close` closes the transport, lets the run's owner
+ * `remove` what the run created on the broker, then `release`s clients and closes the stores,
+ * whatever failed before.
+ */
+export function stackOnPostgres(parts: {
+  readonly broker: string;
+  readonly options: StackOptions;
+  readonly stores: PostgresStores;
+  readonly transport: Transport;
+  /** The receiver's inbox when it is not the PostgreSQL one. */
+  readonly inbox?: Inbox;
+  readonly remove: () => Promise<void>;
+  readonly release?: () => Promise<void>;
+}): Stack {
+  const { broker, options, stores, transport } = parts;
+  return {
+    broker,
+    inbox: parts.inbox ?? stores.inbox,
+    processed: stores.processed,
+    transport,
+    ledger: stores.ledger,
+    async close() {
+      try {
+        await transport.close();
+        if (options.owner) await parts.remove();
+      } finally {
+        await parts.release?.();
+        await stores.close();
+      }
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createRabbitMqTransport, deleteRabbitMqQueues } from '@onceflow/adapter-rabbitmq';
 import type { Stack, StackOptions } from '../stack.js';
-import { openPostgresStores } from './postgres-stores.js';
+import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**
  * RabbitMQ (`$ONCEFLOW_AMQP_URL`, else 127.0.0.1:5672) for the queue `demo-<runId>`, with inbox,
@@ -10,17 +10,11 @@ import { openPostgresStores } from './postgres-stores.js';
 export async function rabbitmqStack(options: StackOptions): Promise<Stack> {
   const stores = await openPostgresStores(options);
   const queue = `demo-${options.runId}`;
-  const transport = createRabbitMqTransport({ queue, connectionName: 'onceflow-demo' });
-  return {
+  return stackOnPostgres({
     broker: 'rabbitmq',
-    inbox: stores.inbox,
-    processed: stores.processed,
-    transport,
-    ledger: stores.ledger,
-    async close() {
-      await transport.close();
-      if (options.owner) await deleteRabbitMqQueues({ queue });
-      await stores.close();
-    },
-  };
+    options,
+    stores,
+    transport: createRabbitMqTransport({ queue, connectionName: 'onceflow-demo' }),
+    remove: () => deleteRabbitMqQueues({ queue }),
+  });
 }
