@@ -37,3 +37,36 @@ export async function asTransport<T>(what: string, run: () => Promise<T>): Promi
     throw new TransportUnavailableError(`sqs ${what} failed: ${text}`, { cause: err });
   }
 }
+
+/** One message of a `publish` call that SQS did not store. */
+export interface SqsUnsentMessage {
+  /** Its position in the `publish` call's messages. */
+  readonly index: number;
+  /**
+   * SQS's error code for its entry (`InvalidAttributeValue`, `ThrottlingException`, …), or
+   * `NotSent` for a FIFO message left unsent because an earlier batch failed (order per group).
+   */
+  readonly code: string;
+  readonly message: string;
+  /** True when SQS blamed the entry itself: sending it again as is cannot succeed. */
+  readonly senderFault: boolean;
+}
+
+/**
+ * `publish` stored some messages and not others: `unsent` names each one that SQS did not store
+ * (every other message of the call is stored). A `TransportUnavailableError`, as the contract asks.
+ */
+export class SqsPublishError extends TransportUnavailableError {
+  readonly unsent: readonly SqsUnsentMessage[];
+  constructor(total: number, unsent: readonly SqsUnsentMessage[]) {
+    const what = unsent
+      .slice(0, 5)
+      .map((u) => `#${u.index} ${u.code}${u.message ? ` (${u.message})` : ''}`)
+      .join('; ');
+    super(
+      `sqs publish: ${unsent.length} of ${total} messages were not stored: ${what}${unsent.length > 5 ? '; …' : ''}`,
+    );
+    this.name = 'SqsPublishError';
+    this.unsent = unsent;
+  }
+}

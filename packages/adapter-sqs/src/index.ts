@@ -1,6 +1,7 @@
 // The transport
 export { type SqsTransport, FIFO_DEDUPE_WINDOW_MS, createSqsTransport } from './transport.js';
 export type { SqsTransportOptions } from './config.js';
+export { SqsPublishError, type SqsUnsentMessage } from './errors.js';
 
 // Queue set-up
 export {

@@ -1,12 +1,7 @@
-import {
-  type BatchResultErrorEntry,
-  SendMessageBatchCommand,
-  type SendMessageBatchRequestEntry,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import { TransportUnavailableError } from '@onceflow/core';
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { SQS_MAX_MESSAGE_BYTES } from './config.js';
-import { asTransport } from './errors.js';
+import { asTransport, SqsPublishError, type SqsUnsentMessage } from './errors.js';
 import type { SqsOutgoing } from './marshal.js';
 
 /** SQS's limits on one `SendMessageBatch`: 10 entries, 1 MiB in all. */
@@ -20,10 +15,16 @@ export interface SendTarget {
   readonly fifo: boolean;
 }
 
+/** A message to send with its position in the `publish` call. */
+interface Indexed {
+  readonly index: number;
+  readonly message: SqsOutgoing;
+}
+
 /** Consecutive slices of at most 10 messages and 1 MiB, in the given order. */
-export function batchesOf(messages: readonly SqsOutgoing[]): SqsOutgoing[][] {
-  const batches: SqsOutgoing[][] = [];
-  let current: SqsOutgoing[] = [];
+export function batchesOf<T extends { readonly bytes: number }>(messages: readonly T[]): T[][] {
+  const batches: T[][] = [];
+  let current: T[] = [];
   let bytes = 0;
   for (const m of messages) {
     if (
@@ -41,9 +42,9 @@ export function batchesOf(messages: readonly SqsOutgoing[]): SqsOutgoing[][] {
   return batches;
 }
 
-function entryOf(m: SqsOutgoing, id: number, fifo: boolean): SendMessageBatchRequestEntry {
+function entryOf({ index, message: m }: Indexed, fifo: boolean): SendMessageBatchRequestEntry {
   return {
-    Id: String(id),
+    Id: String(index),
     MessageBody: m.body,
     MessageAttributes: m.attributes,
     ...(fifo ? { MessageDeduplicationId: m.dedupeId, MessageGroupId: m.groupId } : {}),
@@ -51,39 +52,75 @@ function entryOf(m: SqsOutgoing, id: number, fifo: boolean): SendMessageBatchReq
 }
 
 /**
- * Sends one batch and re-sends the entries SQS reports failed through no fault of the sender
- * (throttling, an internal error), up to 4 more times. Resolves only when every entry is stored;
- * otherwise rejects with `TransportUnavailableError` naming what failed. Never drops an entry.
+ * Sends one batch; re-sends the entries SQS failed through no fault of the sender (throttling,
+ * an internal error) up to 4 more times, with backoff. Returns the entries not stored in the end
+ * (those SQS blamed on the entry at once): empty when every entry is stored. Never drops one.
+ * A failed call (no per-entry answer) rejects with `TransportUnavailableError`.
  */
-async function sendBatch(target: SendTarget, batch: readonly SqsOutgoing[]): Promise<void> {
-  let pending = batch.map((m, i) => entryOf(m, i, target.fifo));
-  let failed: BatchResultErrorEntry[] = [];
+async function sendBatch(
+  target: SendTarget,
+  batch: readonly Indexed[],
+): Promise<SqsUnsentMessage[]> {
+  const unsent: SqsUnsentMessage[] = [];
+  let pending = batch.map((m) => entryOf(m, target.fifo));
   for (let round = 0; pending.length > 0; round++) {
     const out = await asTransport('publish', () =>
       target.client.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: pending })),
     );
-    failed = out.Failed ?? [];
-    if (failed.length === 0) return;
-    const retryable = new Set(failed.filter((f) => !f.SenderFault).map((f) => f.Id));
-    if (retryable.size < failed.length || round >= RESEND_ROUNDS) break;
-    pending = pending.filter((e) => retryable.has(e.Id));
-    await new Promise((r) => setTimeout(r, 25 * 2 ** round));
+    const retry = new Set<string>();
+    for (const f of out.Failed ?? []) {
+      const failed = {
+        index: Number(f.Id),
+        code: f.Code ?? 'Unknown',
+        message: f.Message ?? '',
+        senderFault: f.SenderFault === true,
+      };
+      if (failed.senderFault || round >= RESEND_ROUNDS) unsent.push(failed);
+      else retry.add(f.Id ?? '');
+    }
+    pending = pending.filter((e) => retry.has(e.Id ?? ''));
+    if (pending.length > 0) await new Promise((r) => setTimeout(r, 25 * 2 ** round));
   }
-  const what = failed.map((f) => `${f.Code}${f.Message ? ` (${f.Message})` : ''}`).join('; ');
-  throw new TransportUnavailableError(
-    `sqs publish: ${failed.length} of ${batch.length} messages were not stored: ${what}`,
-  );
+  return unsent.sort((a, b) => a.index - b.index);
 }
+
+const notSent = (m: Indexed): SqsUnsentMessage => ({
+  index: m.index,
+  code: 'NotSent',
+  message: 'an earlier batch of this FIFO publish failed',
+  senderFault: false,
+});
 
 /**
  * Publishes in `SendMessageBatch` calls. FIFO batches go one after another so that each group
- * keeps publish order; standard-queue batches go concurrently.
+ * keeps publish order, and stop at the first batch with an entry not stored; standard-queue
+ * batches go concurrently, each to its end. Rejects with `SqsPublishError` naming every message
+ * not stored when some were (the rest are stored), or with `TransportUnavailableError` when a
+ * call failed as a whole.
  */
 export async function sendAll(target: SendTarget, messages: readonly SqsOutgoing[]): Promise<void> {
-  const batches = batchesOf(messages);
+  const batches = batchesOf(
+    messages.map((message, index) => ({ index, message, bytes: message.bytes })),
+  );
+  const unsent: SqsUnsentMessage[] = [];
   if (target.fifo) {
-    for (const batch of batches) await sendBatch(target, batch);
+    for (const [i, batch] of batches.entries()) {
+      unsent.push(...(await sendBatch(target, batch)));
+      if (unsent.length > 0) {
+        unsent.push(
+          ...batches
+            .slice(i + 1)
+            .flat()
+            .map(notSent),
+        );
+        break;
+      }
+    }
   } else {
-    await Promise.all(batches.map((batch) => sendBatch(target, batch)));
+    const results = await Promise.allSettled(batches.map((batch) => sendBatch(target, batch)));
+    const rejected = results.find((r) => r.status === 'rejected');
+    if (rejected) throw rejected.reason;
+    for (const r of results) if (r.status === 'fulfilled') unsent.push(...r.value);
   }
+  if (unsent.length > 0) throw new SqsPublishError(messages.length, unsent);
 }

@@ -1,7 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import {
   parseConsumeOptions,
-  type Subscription,
+  createSubscriptions,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,
@@ -46,7 +46,7 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
   let deletes: DeleteBatcher | undefined;
   let closed = false;
   let closing: Promise<void> | undefined;
-  const subscriptions = new Set<Subscription>();
+  const subscriptions = createSubscriptions();
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: config.fifo ? { windowMs: FIFO_DEDUPE_WINDOW_MS } : false,
@@ -129,20 +129,13 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
         waitTimeSeconds: config.waitTimeSeconds,
         logger: config.logger,
       });
-      const subscription: Subscription = {
-        close: async () => {
-          await consumer.close();
-          subscriptions.delete(subscription);
-        },
-      };
-      subscriptions.add(subscription);
-      return subscription;
+      return subscriptions.track(() => consumer.close());
     },
 
     close() {
       closed = true;
       closing ??= (async () => {
-        await Promise.all([...subscriptions].map((s) => s.close()));
+        await subscriptions.closeAll();
         if (config.client === undefined) client?.destroy();
       })();
       return closing;

@@ -1,7 +1,7 @@
 import { createSqsTransport, deleteSqsQueues } from '@onceflow/adapter-sqs';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
 import type { Stack, StackOptions } from '../stack.js';
-import { openPostgresStores } from './postgres-stores.js';
+import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**
  * Where the demo's SQS is: `$ONCEFLOW_SQS_ENDPOINT` (default ElasticMQ on 127.0.0.1:9324, with
@@ -24,21 +24,18 @@ function clientConfig(): SQSClientConfig {
  */
 export async function sqsStack(options: StackOptions): Promise<Stack> {
   const stores = await openPostgresStores(options);
+  // The demo runs on Node 20: silence the SDK's support notice with its documented switch
+  // (aws/aws-sdk-js-v3#7983), in the demo only; a value set by the caller wins.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const client = new SQSClient(clientConfig());
   const queue = `demo-${options.runId}`;
   // Two-second long polls: stopping a worker waits for its open poll.
-  const transport = createSqsTransport({ queue, client, waitTimeSeconds: 2 });
-  return {
+  return stackOnPostgres({
     broker: 'sqs',
-    inbox: stores.inbox,
-    processed: stores.processed,
-    transport,
-    ledger: stores.ledger,
-    async close() {
-      await transport.close();
-      if (options.owner) await deleteSqsQueues(client, { queue, fifo: true });
-      client.destroy();
-      await stores.close();
-    },
-  };
+    options,
+    stores,
+    transport: createSqsTransport({ queue, client, waitTimeSeconds: 2 }),
+    remove: () => deleteSqsQueues(client, { queue, fifo: true }),
+    release: async () => client.destroy(),
+  });
 }

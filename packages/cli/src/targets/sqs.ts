@@ -1,20 +1,5 @@
 import type { Target, TargetOptions } from '../target.js';
-
-async function load() {
-  try {
-    return {
-      adapter: await import('@onceflow/adapter-sqs'),
-      sdk: await import('@aws-sdk/client-sqs'),
-    };
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND') {
-      throw new Error(
-        '--store sqs needs the packages @onceflow/adapter-sqs and @aws-sdk/client-sqs installed',
-      );
-    }
-    throw err;
-  }
-}
+import { loadAdapter } from './broker.js';
 
 /**
  * Opens the SQS queue `--queue` (`<queue>.fifo`; `ONCEFLOW_SQS_FIFO=false` for a standard queue)
@@ -24,7 +9,14 @@ async function load() {
  * not exist rather than creating it, and changes no queue attribute. Starts no consumer.
  */
 export async function openSqs(options: TargetOptions): Promise<Target> {
-  const { adapter, sdk } = await load();
+  const { adapter, sdk } = await loadAdapter(
+    'sqs',
+    '@onceflow/adapter-sqs and @aws-sdk/client-sqs',
+    async () => ({
+      adapter: await import('@onceflow/adapter-sqs'),
+      sdk: await import('@aws-sdk/client-sqs'),
+    }),
+  );
   const { env } = options;
   const endpoint = env.ONCEFLOW_SQS_ENDPOINT;
   const client = new sdk.SQSClient(
