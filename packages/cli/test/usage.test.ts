@@ -50,9 +50,11 @@ describe('usage errors exit with 2 and touch nothing', () => {
   });
 
   it('names the known stores for an unknown --store', async () => {
-    const { code, errText } = await run(['inbox', 'stats', '--store', 'kafka']);
+    const { code, errText } = await run(['inbox', 'stats', '--store', 'nats']);
     expect(code).toBe(2);
-    expect(errText()).toContain('unknown store "kafka" (known: embedded, postgres)');
+    expect(errText()).toContain(
+      'unknown store "nats" (known: embedded, rabbitmq, bullmq, kafka, sqs, postgres)',
+    );
   });
 
   it('refuses a command the store cannot serve', async () => {
