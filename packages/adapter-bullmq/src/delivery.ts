@@ -3,11 +3,12 @@ import {
   type DeliveryInit,
   type Envelope,
   LockLostError,
+  type LockWatch,
   deadLetterHeaders,
+  watchLock,
 } from '@onceflow/core';
 import { type Job, type Queue, UnrecoverableError } from 'bullmq';
 import { asTransport, isLockLoss } from './errors.js';
-import { type LockWatch, watchLock } from './lock-watch.js';
 
 /** Longest `retry({ delayMs })` accepted (declared as `maxDelayMs`). */
 export const MAX_DELAY_MS = 365 * 24 * 3_600_000;
@@ -47,7 +48,10 @@ export function jobDelivery(
 ): DeliveryInit & { dispose(): void } {
   const what = `${job.queueName}/${job.id}`;
   // The lock was taken by `moveToActive` at `processedOn` (client time): count from there.
-  const lock: LockWatch = watchLock((job.processedOn ?? Date.now()) + deps.lockMs, what);
+  const lock: LockWatch = watchLock({
+    until: (job.processedOn ?? Date.now()) + deps.lockMs,
+    describe: `lock on ${what}`,
+  });
 
   const guarded = async (op: string, apply: () => Promise<unknown>): Promise<void> => {
     try {

@@ -9,11 +9,11 @@ import {
   type DeliveryInit,
   type Envelope,
   LockLostError,
+  watchLock,
 } from '@onceflow/core';
 import { toDeadLetterEntry } from './dead-letter-message.js';
 import type { DeleteBatcher } from './delete-batcher.js';
 import { asTransport } from './errors.js';
-import { watchVisibility } from './visibility.js';
 
 /** SQS keeps a received message invisible for at most 12 hours from its receipt. */
 export const MAX_VISIBILITY_MS = 12 * 3_600_000;
@@ -59,7 +59,13 @@ export function receivedDelivery(
   const { message, receivedAt, lockMs } = received;
   const handle = message.ReceiptHandle ?? '';
   const what = `${url.slice(url.lastIndexOf('/') + 1)}/${envelope.id}`;
-  const watch = watchVisibility(receivedAt + lockMs, what, Math.min(1000, lockMs / 10));
+  const watch = watchLock({
+    until: receivedAt + lockMs,
+    describe: `visibility of ${what}`,
+    // SQS rounds a granted visibility to whole seconds and the deadline is this process's estimate.
+    marginMs: Math.min(1000, lockMs / 10),
+    expiredReason: 'the visibility timeout ran out',
+  });
 
   /** Runs a call that needs the visibility; a refused receipt handle marks it lost. */
   const holding = async (op: string, run: () => Promise<unknown>): Promise<void> => {

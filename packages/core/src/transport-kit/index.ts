@@ -18,6 +18,7 @@ export { type DeliveryInit, type RunDeliveryOptions, runDelivery } from './run-d
 export { type InFlight, createInFlight } from './in-flight.js';
 export { parseConsumeOptions } from './consume-options.js';
 export { type Subscriptions, createSubscriptions } from './subscriptions.js';
+export { type LockWatch, type LockWatchOptions, watchLock } from './lock-watch.js';
 
 // Broker-message metadata and size
 export {

@@ -1,6 +1,5 @@
-import { type DeliveryInit, type Envelope, LockLostError } from '@onceflow/core';
+import { type DeliveryInit, type Envelope, LockLostError, watchLock } from '@onceflow/core';
 import { asTransport } from '../errors.js';
-import { watchLease } from './lease.js';
 import type { ClaimedMessage, MessageStore } from './messages.js';
 
 /** Longest `retry({ delayMs })` accepted (declared as `maxDelayMs`); longer ones reject with RangeError. */
@@ -27,7 +26,7 @@ export function leasedDelivery(
   const { store, queue } = deps;
   const { seq, token } = message;
   const what = `${queue}/${envelope.id}`;
-  const lease = watchLease(message.lockedUntil, what);
+  const lease = watchLock({ until: message.lockedUntil, describe: `lease on ${what}` });
 
   const settle = async (op: string, apply: () => boolean): Promise<void> => {
     const held = await asTransport(op, apply);
