@@ -5,9 +5,12 @@
  * - publish: `transport.publish` vs an idempotent kafkajs producer's `send` with `acks: -1`, the
  *   same encoded bodies, key and headers, both in batches of 50 from 4 concurrent lanes (the raw
  *   lanes take turns: kafkajs's idempotent producer breaks on concurrent sends);
- * - consume: `createWorker` with the processed-guard (memory store) and a no-op handler vs a raw
- *   kafkajs consumer whose `eachMessage` decodes the envelope and returns (offsets auto-committed),
- *   both on a pre-filled topic of 4 partitions, the group join included in both timings.
+ * - consume: `createWorker` with the processed-guard (memory store) and a no-op handler vs two raw
+ *   kafkajs consumers that decode each envelope: one with `eachMessage` and offsets auto-committed
+ *   every few seconds (less work than ours: a crash may lose no record but redelivers up to 5 s of
+ *   them), one with `eachBatch` committing after each batch is handled (`resolveOffset` per record,
+ *   then `commitOffsetsIfNecessary`), the same promise as ours, which commits before `ack()`
+ *   resolves. All on a pre-filled topic of 4 partitions, the group join included in every timing.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -148,13 +151,66 @@ const consumeRaw = async () => {
   }
 };
 
+const consumeRawCommitted = async () => {
+  const topic = await freshTopic();
+  await rawPublish(topic, benchEnvelopes(COUNT));
+  const consumer = kafka.consumer({ groupId: `${topic}.raw-committed`, maxWaitTimeInMs: 100 });
+  let handled = 0;
+  let done!: () => void;
+  const finished = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  try {
+    const result: Measured = await measure('consume raw, commit per batch', COUNT, async () => {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: PARTITIONS,
+        eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
+          for (const message of batch.messages) {
+            decodeEnvelope(message.value ?? new Uint8Array(0));
+            resolveOffset(message.offset);
+          }
+          const next = String(Number(batch.lastOffset()) + 1);
+          const partitions = [{ partition: batch.partition, offset: next }];
+          await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions }] });
+          handled += batch.messages.length;
+          if (handled >= COUNT) done();
+        },
+      });
+      await finished;
+    });
+    return result;
+  } finally {
+    await consumer.disconnect();
+  }
+};
+
 try {
   const [pubOurs, pubRaw] = await interleaved(ROUNDS, [publishOurs, publishRaw]);
-  const [conOurs, conRaw] = await interleaved(ROUNDS, [consumeOurs, consumeRaw]);
-  if (!pubOurs || !pubRaw || !conOurs || !conRaw) throw new Error('no measurement');
+  const [conOurs, conRaw, conRawCommitted] = await interleaved(ROUNDS, [
+    consumeOurs,
+    consumeRaw,
+    consumeRawCommitted,
+  ]);
+  if (!pubOurs || !pubRaw || !conOurs || !conRaw || !conRawCommitted)
+    throw new Error('no measurement');
   printComparisons(`Kafka (${brokers.join(',')}), ${COUNT} events of ~700 B, median of ${ROUNDS}`, [
     { name: 'publish (batch 50 x 4 in flight)', ours: pubOurs, raw: pubRaw, aim: 0.95 },
-    { name: `consume (worker + guard, c=${CONCURRENCY})`, ours: conOurs, raw: conRaw, aim: 0.8 },
+    {
+      name: `consume vs auto-commit (c=${CONCURRENCY})`,
+      ours: conOurs,
+      raw: conRaw,
+      aim: 0.8,
+    },
+    {
+      name: `consume vs commit/batch (c=${CONCURRENCY})`,
+      ours: conOurs,
+      raw: conRawCommitted,
+      aim: 0.8,
+    },
   ]);
 } finally {
   for (const topic of used) await removeKafkaTopology({ topic, brokers }).catch(() => undefined);

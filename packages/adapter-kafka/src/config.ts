@@ -48,7 +48,10 @@ const schema = z
       .default(DEFAULT_RETRY_TIERS_MS),
     /** Largest encoded envelope accepted, in bytes. Default 1 MiB; topics get 64 KiB more for headers. */
     maxMessageBytes: positive.default(MiB),
-    /** Consumer session timeout: a member silent this long loses its partitions. Default 10 000. */
+    /**
+     * Consumer session timeout: a member silent this long loses its partitions; also the time limit
+     * of one offset commit. Default 10 000.
+     */
     sessionTimeoutMs: positive.default(10_000),
     /** How long a rebalance waits for a member to rejoin; also the declared `lock.maxMs`. Default 60 000. */
     rebalanceTimeoutMs: positive.default(60_000),

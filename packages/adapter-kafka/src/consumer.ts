@@ -8,6 +8,7 @@ import {
 } from '@onceflow/core';
 import { setMaxListeners } from 'node:events';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { batchCommit } from './commit.js';
 import { HEADER_ROOM_BYTES, type KafkaConfig, topicNames } from './config.js';
 import { type RecordContext, deadLetterId, recordDelivery } from './delivery.js';
 import { readEnvelope, readMeta } from './marshal.js';
@@ -83,9 +84,8 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     const { topic, partition } = batch;
     const lost = new AbortController();
     setMaxListeners(0, lost.signal); // one listener per delivery of the batch
-    const offsets = trackOffsets((next) =>
-      consumer.commitOffsets([{ topic, partition, offset: String(next) }]),
-    );
+    // Not consumer.commitOffsets: it reports success without committing while the consumer restarts.
+    const offsets = trackOffsets(batchCommit(payload, config.sessionTimeoutMs));
     let rebalancingSince: number | undefined;
     const beat = setInterval(() => {
       heartbeat().then(

@@ -26,7 +26,7 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-/** @example const offsets = trackOffsets((next) => consumer.commitOffsets([{ topic, partition, offset: String(next) }])); */
+/** @example const offsets = trackOffsets(batchCommit(payload, config.sessionTimeoutMs)); */
 export function trackOffsets(commit: (next: number) => Promise<void>): PartitionOffsets {
   const pending: number[] = [];
   const finished = new Set<number>();

@@ -1,0 +1,58 @@
+import { LockLostError, TransportUnavailableError } from '@onceflow/core';
+import type { EachBatchPayload } from 'kafkajs';
+
+/** Commit errors after which this member no longer holds the partition (or may not). */
+const LOST = new Set([
+  'UNKNOWN_MEMBER_ID',
+  'ILLEGAL_GENERATION',
+  'FENCED_INSTANCE_ID',
+  'REBALANCE_IN_PROGRESS',
+]);
+
+/** A failed commit as the contract's error: the partition lost, or the broker not answering. */
+export function commitError(err: unknown): Error {
+  const type = (err as { type?: unknown } | null)?.type;
+  if (typeof type === 'string' && LOST.has(type))
+    return new LockLostError(`kafka: offset commit refused (${type})`, { cause: err });
+  if (err instanceof TransportUnavailableError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new TransportUnavailableError(`kafka: offset commit failed: ${message}`, { cause: err });
+}
+
+/**
+ * Commits one partition's offset through the batch's own group membership: unlike
+ * `consumer.commitOffsets`, which reports success without committing while the consumer is not
+ * running (e.g. restarting after a crash), this reaches the broker or rejects, with the generation
+ * the batch was fetched under (a newer one refuses it). A commit without an answer within
+ * `limitMs` rejects with `TransportUnavailableError` (it may still land; the record is then
+ * redelivered, a duplicate, never a loss).
+ */
+export function batchCommit(
+  payload: Pick<EachBatchPayload, 'batch' | 'commitOffsetsIfNecessary'>,
+  limitMs: number,
+): (next: number) => Promise<void> {
+  const { topic, partition } = payload.batch;
+  return async (next) => {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new TransportUnavailableError(`kafka: offset commit unanswered after ${limitMs} ms`),
+          ),
+        limitMs,
+      );
+    });
+    const committed = payload.commitOffsetsIfNecessary({
+      topics: [{ topic, partitions: [{ partition, offset: String(next) }] }],
+    });
+    try {
+      await Promise.race([committed, expired]);
+    } catch (err) {
+      committed.catch(() => undefined); // a late failure after the time limit is not reported twice
+      throw commitError(err);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
