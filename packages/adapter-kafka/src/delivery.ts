@@ -31,7 +31,7 @@ export function retryTopic(ctx: RecordContext, delayMs: number): string {
   return topic;
 }
 
-/** A dead-letter record id: unique, the record key of the compacted dead-letter topic. */
+/** A dead-letter record id for a record with no dedupe key to go by (one that cannot be decoded). */
 export const deadLetterId = (): string =>
   `${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -84,9 +84,11 @@ export function recordDelivery(
         lastError: error,
         deadLetteredAt: new Date().toISOString(),
       });
+      // Keyed by the dedupe key: a record dead-lettered again (its member died before the commit)
+      // replaces its first dead letter instead of adding a second one.
       const record = {
         ...toRecord(envelope, body, { dedupeKey, attempt: 1, extra }),
-        key: deadLetterId(),
+        key: dedupeKey,
       };
       return settle(() => ctx.publisher.send(ctx.names.dlq, [record]));
     },
