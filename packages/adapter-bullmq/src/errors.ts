@@ -1,4 +1,4 @@
-import { LockLostError, OnceflowError, TransportUnavailableError } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core';
 
 /**
  * BullMQ's error codes for a job that is no longer this holder's: missing job (-1), missing lock
@@ -13,21 +13,9 @@ export function isLockLoss(err: unknown): boolean {
 }
 
 /**
- * Runs a broker operation, turning a lost lock into `LockLostError` and any other failure
- * (connection refused, Redis restarting, offline queue disabled) into `TransportUnavailableError`.
- * Onceflow errors pass through unchanged.
+ * Runs a broker operation, turning a lost lock into `LockLostError` (the job is redelivered) and
+ * any other failure (connection refused, Redis restarting, offline queue disabled) into
+ * `TransportUnavailableError`. Onceflow errors pass through unchanged.
  */
-export async function asTransport<T>(what: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof OnceflowError) throw err;
-    const message = err instanceof Error ? err.message : String(err);
-    if (isLockLoss(err)) {
-      throw new LockLostError(`bullmq ${what}: ${message}; it will be redelivered`, { cause: err });
-    }
-    throw new TransportUnavailableError(`bullmq transport: ${what} failed: ${message}`, {
-      cause: err,
-    });
-  }
-}
+export const asTransport = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
+  brokerCall(`bullmq ${what}`, fn, { lockLost: isLockLoss });

@@ -3,6 +3,7 @@ import {
   type DeadLetters,
   type Envelope,
   ONCEFLOW_HEADERS,
+  brokerCall,
   TransportUnavailableError,
   readDeadLetterHeaders,
 } from '@onceflow/core';
@@ -107,14 +108,8 @@ export function createDeadLetterStore(deps: {
     }
   };
 
-  const guarded = async <T>(op: string, fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      if (err instanceof TransportUnavailableError) throw err;
-      throw new TransportUnavailableError(`kafka deadLetters.${op}: ${err}`, { cause: err });
-    }
-  };
+  const guarded = <T>(op: string, fn: () => Promise<T>): Promise<T> =>
+    brokerCall(`kafka deadLetters.${op}`, fn);
 
   const select = (ids?: readonly string[]): Entry[] => {
     const all = [...entries.values()].sort((a, b) => a.offset - b.offset);

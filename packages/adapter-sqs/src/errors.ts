@@ -1,4 +1,4 @@
-import { LockLostError, OnceflowError, TransportUnavailableError } from '@onceflow/core';
+import { brokerCall, TransportUnavailableError } from '@onceflow/core';
 
 /** SQS error names meaning "this receipt handle no longer holds the message". */
 const HANDLE_GONE = new Set([
@@ -24,19 +24,11 @@ export function isNoSuchQueue(err: unknown): boolean {
  * Runs one broker call; an error that is not already an `OnceflowError` becomes
  * `TransportUnavailableError` (a refused receipt handle: `LockLostError`), the SDK error as cause.
  */
-export async function asTransport<T>(what: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof OnceflowError) throw err;
-    const text = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    if (isHandleGone(err))
-      throw new LockLostError(`sqs ${what}: the visibility timeout ran out (${text})`, {
-        cause: err,
-      });
-    throw new TransportUnavailableError(`sqs ${what} failed: ${text}`, { cause: err });
-  }
-}
+export const asTransport = <T>(what: string, run: () => Promise<T>): Promise<T> =>
+  brokerCall(`sqs ${what}`, run, {
+    lockLost: isHandleGone,
+    describe: (err) => (err instanceof Error ? `${err.name}: ${err.message}` : String(err)),
+  });
 
 /** One message of a `publish` call that SQS did not store. */
 export interface SqsUnsentMessage {

@@ -1,4 +1,4 @@
-import { OnceflowError, StoreUnavailableError, TransportUnavailableError } from '@onceflow/core';
+import { brokerCall, OnceflowError, StoreUnavailableError } from '@onceflow/core';
 
 function describe(err: unknown): string {
   if (err instanceof Error) {
@@ -24,13 +24,5 @@ export async function asStore<T>(what: string, fn: () => T): Promise<T> {
 }
 
 /** As `asStore`, for transport operations: failures become `TransportUnavailableError`. */
-export async function asTransport<T>(what: string, fn: () => T): Promise<T> {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof OnceflowError) throw err;
-    throw new TransportUnavailableError(`embedded transport: ${what} failed: ${describe(err)}`, {
-      cause: err,
-    });
-  }
-}
+export const asTransport = <T>(what: string, fn: () => T): Promise<T> =>
+  brokerCall(`embedded transport: ${what}`, fn, { describe });

@@ -19,6 +19,7 @@ export { type InFlight, createInFlight } from './in-flight.js';
 export { parseConsumeOptions } from './consume-options.js';
 export { type Subscriptions, createSubscriptions } from './subscriptions.js';
 export { type LockWatch, type LockWatchOptions, watchLock } from './lock-watch.js';
+export { type BrokerCallOptions, brokerCall } from './broker-call.js';
 
 // Broker-message metadata and size
 export {
