@@ -18,7 +18,9 @@ import {
   consumeWithWorker,
   type Measured,
 } from '@onceflow/conformance/bench';
-import { type Envelope, createMemoryInbox, decodeEnvelope, encodeEnvelope } from '@onceflow/core';
+import type { Envelope } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
+import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createBullmqTransport, deleteBullmqQueue, jobIdOf } from '../src/index.js';

@@ -1,11 +1,5 @@
-import {
-  type Delivery,
-  type Envelope,
-  type Logger,
-  type Subscription,
-  decodeEnvelope,
-  runDelivery,
-} from '@onceflow/core';
+import type { Delivery, Envelope, Logger, Subscription } from '@onceflow/core';
+import { decodeEnvelope, runDelivery } from '@onceflow/core/kit';
 import { type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { ResolvedBullmqConfig } from './config.js';
 import { openRedis } from './connection.js';

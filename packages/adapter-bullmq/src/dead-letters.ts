@@ -1,9 +1,5 @@
-import {
-  type DeadLetter,
-  type DeadLetters,
-  decodeEnvelope,
-  readDeadLetterHeaders,
-} from '@onceflow/core';
+import type { DeadLetter, DeadLetters } from '@onceflow/core';
+import { decodeEnvelope, readDeadLetterHeaders } from '@onceflow/core/kit';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import type { DeadLetterData } from './delivery.js';
 import { asTransport } from './errors.js';

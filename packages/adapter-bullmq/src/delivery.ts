@@ -1,12 +1,10 @@
+import { type DeadLetterReason, type Envelope, LockLostError } from '@onceflow/core';
 import {
-  type DeadLetterReason,
   type DeliveryInit,
-  type Envelope,
-  LockLostError,
   type LockWatch,
   deadLetterHeaders,
   watchLock,
-} from '@onceflow/core';
+} from '@onceflow/core/kit';
 import { type Job, type Queue, UnrecoverableError } from 'bullmq';
 import { asTransport, isLockLoss } from './errors.js';
 

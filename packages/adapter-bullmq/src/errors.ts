@@ -1,4 +1,4 @@
-import { brokerCall } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
 
 /**
  * BullMQ's error codes for a job that is no longer this holder's: missing job (-1), missing lock

@@ -1,11 +1,13 @@
 import {
   createSubscriptions,
-  type Transport,
-  type TransportCapabilities,
-  TransportUnavailableError,
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
+} from '@onceflow/core/kit';
+import {
+  type Transport,
+  type TransportCapabilities,
+  TransportUnavailableError,
   silentLogger,
 } from '@onceflow/core';
 import { type JobsOptions, Queue } from 'bullmq';

@@ -5,7 +5,8 @@ import {
   testEnvelope,
   waitUntil,
 } from '@onceflow/conformance';
-import { type Envelope, createMemoryInbox, toOnceflowError } from '@onceflow/core';
+import { type Envelope, toOnceflowError } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
 import { describe, expect, it } from 'vitest';
 import { startRedisServer } from '@onceflow/test-servers';
 import { createBullmqTransport } from '../src/index.js';

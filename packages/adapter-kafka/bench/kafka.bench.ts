@@ -22,7 +22,9 @@ import {
   printComparisons,
   publishAll,
 } from '@onceflow/conformance/bench';
-import { type Envelope, createMemoryInbox, decodeEnvelope, encodeEnvelope } from '@onceflow/core';
+import type { Envelope } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
+import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafkaTransport, defaultBrokers, removeKafkaTopology } from '../src/index.js';
 

@@ -1,11 +1,5 @@
-import {
-  type Delivery,
-  type Subscription,
-  createInFlight,
-  deadLetterHeaders,
-  errorInfo,
-  runDelivery,
-} from '@onceflow/core';
+import { type Delivery, type Subscription, errorInfo } from '@onceflow/core';
+import { createInFlight, deadLetterHeaders, runDelivery } from '@onceflow/core/kit';
 import { setMaxListeners } from 'node:events';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { batchCommit } from './commit.js';

@@ -2,11 +2,9 @@ import {
   type DeadLetter,
   type DeadLetters,
   type Envelope,
-  ONCEFLOW_HEADERS,
-  brokerCall,
   TransportUnavailableError,
-  readDeadLetterHeaders,
 } from '@onceflow/core';
+import { ONCEFLOW_HEADERS, brokerCall, readDeadLetterHeaders } from '@onceflow/core/kit';
 import type { Admin, Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { KafkaConfig } from './config.js';
 import { headerMap, headerText, readEnvelope, toRecord } from './marshal.js';

@@ -1,10 +1,5 @@
-import {
-  type DeliveryInit,
-  type Envelope,
-  LockLostError,
-  ONCEFLOW_HEADERS,
-  deadLetterHeaders,
-} from '@onceflow/core';
+import { type DeliveryInit, ONCEFLOW_HEADERS, deadLetterHeaders } from '@onceflow/core/kit';
+import { type Envelope, LockLostError } from '@onceflow/core';
 import type { KafkaMessage } from 'kafkajs';
 import type { KafkaConfig } from './config.js';
 import { type RecordMeta, toRecord } from './marshal.js';

@@ -1,11 +1,5 @@
-import {
-  ONCEFLOW_HEADERS,
-  type Envelope,
-  type ErrorInfo,
-  WIRE_VERSION,
-  decodeEnvelope,
-  parseErrorInfo,
-} from '@onceflow/core';
+import { ONCEFLOW_HEADERS, WIRE_VERSION, decodeEnvelope, parseErrorInfo } from '@onceflow/core/kit';
+import type { Envelope, ErrorInfo } from '@onceflow/core';
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 
 /** Header with the retry tier's due time; the envelope's wire body is never changed. */

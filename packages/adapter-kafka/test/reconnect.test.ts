@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { processedGuard, testEnvelope, waitUntil } from '@onceflow/conformance';
-import { type Delivery, TransportUnavailableError, createMemoryInbox } from '@onceflow/core';
+import { type Delivery, TransportUnavailableError } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
 import { type KafkaServer, startKafkaServer } from '@onceflow/test-servers';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createKafkaTransport } from '../src/index.js';

@@ -11,7 +11,8 @@ import {
   printComparisons,
   publishAll,
 } from '@onceflow/conformance/bench';
-import { createMemoryInbox, type Envelope } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
+import type { Envelope } from '@onceflow/core';
 import amqp from 'amqplib';
 import { createRabbitMqTransport, defaultAmqpUrl, deleteRabbitMqQueues } from '../src/index.js';
 import { toWorkMessage } from '../src/marshal.js';

@@ -1,11 +1,5 @@
-import {
-  createInFlight,
-  type Delivery,
-  type Logger,
-  LockLostError,
-  runDelivery,
-  type Subscription,
-} from '@onceflow/core';
+import { createInFlight, runDelivery } from '@onceflow/core/kit';
+import { type Delivery, type Logger, LockLostError, type Subscription } from '@onceflow/core';
 import type { Channel, Message } from 'amqplib';
 import { type AckBatcher, createAckBatcher } from './acks.js';
 import { type ConsumerChannel, type DeliveryDeps, brokerDelivery } from './delivery.js';

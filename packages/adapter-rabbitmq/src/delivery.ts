@@ -1,4 +1,5 @@
-import { type DeliveryInit, LockLostError } from '@onceflow/core';
+import type { DeliveryInit } from '@onceflow/core/kit';
+import { LockLostError } from '@onceflow/core';
 import type { Message } from 'amqplib';
 import type { AckBatcher } from './acks.js';
 import { toDeadLetterMessage, toWorkMessage, type WorkMessage } from './marshal.js';

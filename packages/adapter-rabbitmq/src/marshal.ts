@@ -1,17 +1,15 @@
+import type { DeadLetter, Envelope, ErrorInfo } from '@onceflow/core';
 import {
-  type DeadLetter,
   type DeadLetterFields,
   deadLetterHeaders,
   decodeEnvelope,
-  type Envelope,
-  type ErrorInfo,
   encodeEnvelope,
   encodeWithinLimit,
   ONCEFLOW_HEADERS as H,
   parseErrorInfo,
   readDeadLetterHeaders,
   WIRE_VERSION,
-} from '@onceflow/core';
+} from '@onceflow/core/kit';
 import type { Message, MessageProperties } from 'amqplib';
 import type { OutgoingAmqp } from './publisher.js';
 

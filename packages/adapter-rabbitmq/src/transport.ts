@@ -1,7 +1,5 @@
+import { dedupeKeyOf, parseConsumeOptions, createSubscriptions } from '@onceflow/core/kit';
 import {
-  dedupeKeyOf,
-  parseConsumeOptions,
-  createSubscriptions,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,

@@ -1,5 +1,6 @@
 import { processedGuard, sleep, testEnvelope, waitUntil } from '@onceflow/conformance';
-import { createMemoryInbox, type Envelope, toOnceflowError } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
+import { type Envelope, toOnceflowError } from '@onceflow/core';
 import { type RabbitMqServer, startRabbitMqServer } from '@onceflow/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRabbitMqTransport } from '../src/index.js';

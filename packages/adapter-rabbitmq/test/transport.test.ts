@@ -1,5 +1,6 @@
 import { testEnvelope, waitUntil } from '@onceflow/conformance';
-import { ONCEFLOW_HEADERS, toOnceflowError } from '@onceflow/core';
+import { ONCEFLOW_HEADERS } from '@onceflow/core/kit';
+import { toOnceflowError } from '@onceflow/core';
 import amqp, { type Message } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { createRabbitMqTransport, defaultAmqpUrl, deleteRabbitMqQueues } from '../src/index.js';

@@ -22,7 +22,9 @@ import {
   printComparisons,
   publishAll,
 } from '@onceflow/conformance/bench';
-import { createMemoryInbox, type Envelope, encodeEnvelope } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
+import type { Envelope } from '@onceflow/core';
+import { encodeEnvelope } from '@onceflow/core/kit';
 import { createSqsTransport, deleteSqsQueues, ensureSqsQueues } from '../src/index.js';
 import { assertSqsAnswers, endpoint, testClient } from '../test/sqs.js';
 

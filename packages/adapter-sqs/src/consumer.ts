@@ -4,14 +4,12 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
+import { createInFlight, ONCEFLOW_HEADERS, runDelivery } from '@onceflow/core/kit';
 import {
-  createInFlight,
   type Delivery,
   type Envelope,
   errorInfo,
   type Logger,
-  ONCEFLOW_HEADERS,
-  runDelivery,
   type Subscription,
 } from '@onceflow/core';
 import { toDeadLetterEntry } from './dead-letter-message.js';

@@ -1,12 +1,11 @@
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
+import type { DeadLetter, ErrorInfo } from '@onceflow/core';
 import {
-  type DeadLetter,
   type DeadLetterFields,
   deadLetterHeaders,
-  type ErrorInfo,
   ONCEFLOW_HEADERS,
   readDeadLetterHeaders,
-} from '@onceflow/core';
+} from '@onceflow/core/kit';
 import { attributeHeaders, envelopeOf, sqsId, textAttribute } from './marshal.js';
 
 /** What `SendMessage` to the dead-letter queue carries. */

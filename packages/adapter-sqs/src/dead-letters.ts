@@ -6,7 +6,8 @@ import {
   ReceiveMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { type DeadLetter, type DeadLetters, type Logger, ONCEFLOW_HEADERS } from '@onceflow/core';
+import type { DeadLetter, DeadLetters, Logger } from '@onceflow/core';
+import { ONCEFLOW_HEADERS } from '@onceflow/core/kit';
 import { fromDeadLetterMessage } from './dead-letter-message.js';
 import { asTransport } from './errors.js';
 import { attributeBytes, attributeHeaders, groupIdOf, type SqsOutgoing, sqsId } from './marshal.js';

@@ -4,13 +4,8 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import {
-  type DeadLetterReason,
-  type DeliveryInit,
-  type Envelope,
-  LockLostError,
-  watchLock,
-} from '@onceflow/core';
+import { type DeadLetterReason, type Envelope, LockLostError } from '@onceflow/core';
+import { type DeliveryInit, watchLock } from '@onceflow/core/kit';
 import { toDeadLetterEntry } from './dead-letter-message.js';
 import type { DeleteBatcher } from './delete-batcher.js';
 import { asTransport } from './errors.js';

@@ -1,4 +1,5 @@
-import { brokerCall, TransportUnavailableError } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
+import { TransportUnavailableError } from '@onceflow/core';
 
 /** SQS error names meaning "this receipt handle no longer holds the message". */
 const HANDLE_GONE = new Set([

@@ -3,13 +3,11 @@ import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
 import {
   dedupeKeyOf,
   decodeEnvelope,
-  type Envelope,
   encodeWithinLimit,
   ONCEFLOW_HEADERS,
-  type OutgoingMessage,
-  PayloadTooLargeError,
   WIRE_VERSION,
-} from '@onceflow/core';
+} from '@onceflow/core/kit';
+import { type Envelope, type OutgoingMessage, PayloadTooLargeError } from '@onceflow/core';
 
 /** What one `SendMessageBatch` entry carries, before its batch id is assigned. */
 export interface SqsOutgoing {

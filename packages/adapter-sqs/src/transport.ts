@@ -1,7 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { parseConsumeOptions, createSubscriptions } from '@onceflow/core/kit';
 import {
-  parseConsumeOptions,
-  createSubscriptions,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,

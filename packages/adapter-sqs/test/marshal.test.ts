@@ -1,5 +1,5 @@
 import { testEnvelope } from '@onceflow/conformance';
-import { decodeEnvelope } from '@onceflow/core';
+import { decodeEnvelope } from '@onceflow/core/kit';
 import { describe, expect, it } from 'vitest';
 import { toDeadLetterEntry } from '../src/dead-letter-message.js';
 import { encodeBody, sqsId, toOutgoing } from '../src/marshal.js';

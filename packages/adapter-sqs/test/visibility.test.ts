@@ -5,7 +5,8 @@ import {
   testEnvelope,
   waitUntil,
 } from '@onceflow/conformance';
-import { createMemoryInbox, type Delivery } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
+import type { Delivery } from '@onceflow/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deleteSqsQueues } from '../src/index.js';
 import { assertSqsAnswers, testClient, testTransport, uniqueQueue } from './sqs.js';

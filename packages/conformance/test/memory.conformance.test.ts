@@ -1,4 +1,8 @@
-import { createMemoryBroker, createMemoryInbox, createMemoryTransport } from '@onceflow/core';
+import {
+  createMemoryBroker,
+  createMemoryInbox,
+  createMemoryTransport,
+} from '@onceflow/core/testing';
 import { describeInboxConformance, describeTransportConformance } from '@onceflow/conformance';
 
 const broker = createMemoryBroker();

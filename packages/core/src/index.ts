@@ -1,50 +1,111 @@
-// Envelope and wire format
+/**
+ * `@onceflow/core`: what application code imports. Adapter authors add `@onceflow/core/kit`;
+ * tests add `@onceflow/core/testing` (memory stores).
+ */
+
+// Envelope
+export { type Envelope, type EnvelopeInit, createEnvelope, payloadJson } from './envelope.js';
+
+// Errors: recognised by `code` (isOnceflowError), so two installed copies of core agree
 export {
-  type Envelope,
-  type EnvelopeInit,
-  createEnvelope,
-  hashPayload,
-  payloadJson,
-} from './envelope.js';
+  type ErrorCode,
+  type ErrorInfo,
+  AlreadyProcessedError,
+  BadRequestError,
+  ConfigError,
+  LockLostError,
+  NonRetryableError,
+  OnceflowError,
+  PayloadTooLargeError,
+  RetryLaterError,
+  SchemaError,
+  SignatureError,
+  StoreUnavailableError,
+  TransportUnavailableError,
+  UnknownSourceError,
+  WireFormatError,
+  errorInfo,
+  toOnceflowError,
+} from './errors.js';
+
+// Contracts (types only): what adapters and stores implement
+export type {
+  ConsumeOptions,
+  DeadLetter,
+  DeadLetterReason,
+  DeadLetters,
+  Delivery,
+  OutgoingMessage,
+  Subscription,
+  Transport,
+  TransportCapabilities,
+} from './contracts/transport.js';
+export type {
+  BeginResult,
+  ClaimResult,
+  Inbox,
+  InboxStats,
+  ProcessedStore,
+  StaleClaim,
+} from './contracts/inbox.js';
+export type {
+  HandshakeResponse,
+  IncomingWebhook,
+  VerifiedEvent,
+  Verifier,
+} from './contracts/verifier.js';
+export type { SenderPreset, Source } from './contracts/source.js';
+
+// Senders: each factory returns a Source ({ preset, verifier })
 export {
-  WIRE_VERSION,
-  type WireEnvelope,
-  decodeEnvelope,
-  encodeEnvelope,
-  fromWire,
-  toWire,
-} from './wire.js';
+  type DigestEncoding,
+  type GithubConfig,
+  type HmacAlgorithm,
+  type HmacConfig,
+  type MsgraphConfig,
+  type PresetName,
+  type ShopifyConfig,
+  type SlackConfig,
+  type StandardWebhooksConfig,
+  type StripeConfig,
+  github,
+  hmac,
+  msgraph,
+  presets,
+  shopify,
+  slack,
+  standardWebhooks,
+  stripe,
+} from './verify/index.js';
 
-// Errors
-export * from './errors.js';
-
-// Contracts
-export type * from './contracts/transport.js';
-export type * from './contracts/inbox.js';
-export type * from './contracts/verifier.js';
-export type * from './contracts/source.js';
-
-// Senders: presets and verifiers
-export * from './verify/index.js';
-
-// Receiver and relay
-export * from './receiver/index.js';
+// Receiver, retention and relay
+export {
+  type ReceiveOutcome,
+  type Receiver,
+  type ReceiverConfig,
+  type RetentionJanitor,
+  type RetentionJanitorOptions,
+  DEFAULT_INBOX_RETENTION_MS,
+  KEPT_HEADERS,
+  assertRetentionCovers,
+  createReceiver,
+  createRetentionJanitor,
+} from './receiver/index.js';
 export { type Relay, type RelayOptions, createRelay } from './relay.js';
 
 // Worker
-export * from './worker/index.js';
-
-// Transport kit for adapter authors
-export * from './transport-kit/index.js';
-
-// Memory stores (tests, single process)
-export { type MemoryInbox, type MemoryInboxOptions, createMemoryInbox } from './memory/inbox.js';
-export { type MemoryBroker, createMemoryBroker } from './memory/broker.js';
 export {
-  type MemoryTransport,
-  type MemoryTransportOptions,
-  createMemoryTransport,
-} from './memory/transport.js';
+  type EventHandler,
+  type HandlerContext,
+  type RetryPolicy,
+  type Worker,
+  type WorkerConfig,
+  backoffCeiling,
+  backoffDelay,
+  createWorker,
+  defineHandler,
+  deriveIdempotencyKey,
+} from './worker/index.js';
 
 // Observability
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';

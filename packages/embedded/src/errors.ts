@@ -1,4 +1,5 @@
-import { brokerCall, OnceflowError, StoreUnavailableError } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
+import { OnceflowError, StoreUnavailableError } from '@onceflow/core';
 
 function describe(err: unknown): string {
   if (err instanceof Error) {

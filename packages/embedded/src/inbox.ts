@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type ClaimResult,
-  decodeEnvelope,
-  type Envelope,
-  encodeEnvelope,
-  type Inbox,
-  type InboxStats,
-  type StaleClaim,
-} from '@onceflow/core';
+import type { ClaimResult, Envelope, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
+import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
 

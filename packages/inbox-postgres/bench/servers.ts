@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createMemoryTransport, createReceiver, stripe } from '@onceflow/core';
+import { createMemoryTransport } from '@onceflow/core/testing';
+import { createReceiver, stripe } from '@onceflow/core';
 import type pg from 'pg';
 import { createPostgresInbox, type PostgresInboxConfig } from '../src/index.js';
 import { STRIPE_SECRET } from './stripe-requests.js';

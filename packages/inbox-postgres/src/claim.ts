@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type ClaimResult, type Envelope, encodeEnvelope } from '@onceflow/core';
+import type { ClaimResult, Envelope } from '@onceflow/core';
+import { encodeEnvelope } from '@onceflow/core/kit';
 import { positiveMs } from './arguments.js';
 import { exec, type Queryable } from './exec.js';
 import type { HotPath } from './hot-path.js';

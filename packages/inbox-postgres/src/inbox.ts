@@ -1,11 +1,5 @@
-import {
-  decodeEnvelope,
-  type Envelope,
-  encodeEnvelope,
-  type Inbox,
-  type InboxStats,
-  type StaleClaim,
-} from '@onceflow/core';
+import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
+import type { Envelope, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
 import { nonNegative, positiveMs } from './arguments.js';
 import { claim } from './claim.js';
 import { exec, type Queryable } from './exec.js';

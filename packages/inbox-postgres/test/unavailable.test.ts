@@ -1,10 +1,6 @@
 import { createHmac } from 'node:crypto';
-import {
-  createMemoryTransport,
-  createReceiver,
-  StoreUnavailableError,
-  stripe,
-} from '@onceflow/core';
+import { createMemoryTransport } from '@onceflow/core/testing';
+import { createReceiver, StoreUnavailableError, stripe } from '@onceflow/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresInbox, markProcessed, migrate } from '../src/index.js';

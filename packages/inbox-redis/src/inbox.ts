@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  type ClaimResult,
-  decodeEnvelope,
-  encodeEnvelope,
-  type Inbox,
-  type InboxStats,
-  type StaleClaim,
-} from '@onceflow/core';
+import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
+import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import { nonNegative, positiveMs, receivedAtMs } from './arguments.js';
 import type { Call } from './call.js';
 import type { InboxCommands } from './commands.js';

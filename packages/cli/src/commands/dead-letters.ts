@@ -1,4 +1,5 @@
-import { type DeadLetter, type DeadLetters, toWire } from '@onceflow/core';
+import type { DeadLetter, DeadLetters } from '@onceflow/core';
+import { toWire } from '@onceflow/core/kit';
 import { keyValues, plural, table } from '../format.js';
 import { type Output, printJson } from '../output.js';
 

@@ -1,4 +1,4 @@
-import { decodeEnvelope } from '@onceflow/core';
+import { decodeEnvelope } from '@onceflow/core/kit';
 import type { InboxPage, StoredEventState } from '../browser.js';
 
 /** A keyset cursor: the (received, source, id) of the last row of a page, opaque to callers. */

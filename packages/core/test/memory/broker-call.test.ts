@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  LockLostError,
-  TransportUnavailableError,
-  brokerCall,
-} from '../../src/index.js';
+import { ConfigError, LockLostError, TransportUnavailableError } from '../../src/index.js';
+import { brokerCall } from '../../src/kit.js';
 
 describe('brokerCall', () => {
   it('returns what the call returns, sync or async', async () => {

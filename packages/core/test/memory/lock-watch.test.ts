@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LockLostError, watchLock } from '../../src/index.js';
+import { LockLostError } from '../../src/index.js';
+import { watchLock } from '../../src/kit.js';
 
 describe('watchLock', () => {
   it('aborts its signal with LockLostError when the lock runs out', async () => {

@@ -12,7 +12,7 @@ import {
   parseConsumeOptions,
   readDeadLetterHeaders,
   runDelivery,
-} from '../../src/transport-kit/index.js';
+} from '../../src/kit.js';
 
 /** Broker operations that record what was called; `fail` names operations that reject. */
 function recorder(fail: readonly string[] = []) {

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createEnvelope,
-  createMemoryBroker,
-  createMemoryInbox,
-  createMemoryTransport,
-  createMetrics,
-  createStoreMonitor,
-} from '../../src/index.js';
+import { createEnvelope, createMetrics, createStoreMonitor } from '../../src/index.js';
+import { createMemoryBroker, createMemoryInbox, createMemoryTransport } from '../../src/testing.js';
 
 const gauge = async (g: { get(): Promise<{ values: { value: number; labels: object }[] }> }) =>
   (await g.get()).values;

@@ -1,12 +1,5 @@
-import {
-  createInFlight,
-  type Delivery,
-  decodeEnvelope,
-  errorInfo,
-  type Logger,
-  runDelivery,
-  type Subscription,
-} from '@onceflow/core';
+import { createInFlight, decodeEnvelope, runDelivery } from '@onceflow/core/kit';
+import { type Delivery, errorInfo, type Logger, type Subscription } from '@onceflow/core';
 import { type DeliveryDeps, leasedDelivery } from './delivery.js';
 import type { ClaimedMessage } from './messages.js';
 import type { Waker } from './waker.js';

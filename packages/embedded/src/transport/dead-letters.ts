@@ -1,4 +1,5 @@
-import { type DeadLetter, type DeadLetters, decodeEnvelope, parseErrorInfo } from '@onceflow/core';
+import type { DeadLetter, DeadLetters } from '@onceflow/core';
+import { decodeEnvelope, parseErrorInfo } from '@onceflow/core/kit';
 import type { DatabaseHandle } from '../database.js';
 import { asTransport } from '../errors.js';
 

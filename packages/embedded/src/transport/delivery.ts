@@ -1,4 +1,5 @@
-import { type DeliveryInit, type Envelope, LockLostError, watchLock } from '@onceflow/core';
+import { type DeliveryInit, watchLock } from '@onceflow/core/kit';
+import { type Envelope, LockLostError } from '@onceflow/core';
 import { asTransport } from '../errors.js';
 import type { ClaimedMessage, MessageStore } from './messages.js';
 

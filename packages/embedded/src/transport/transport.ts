@@ -1,9 +1,11 @@
 import {
   dedupeKeyOf,
   encodeWithinLimit,
-  type Logger,
   parseConsumeOptions,
   createSubscriptions,
+} from '@onceflow/core/kit';
+import {
+  type Logger,
   type Transport,
   type TransportCapabilities,
   TransportUnavailableError,

@@ -1,4 +1,6 @@
-import { type Delivery, createMemoryInbox, dedupeKeyOf } from '@onceflow/core';
+import type { Delivery } from '@onceflow/core';
+import { createMemoryInbox } from '@onceflow/core/testing';
+import { dedupeKeyOf } from '@onceflow/core/kit';
 import { expect } from 'vitest';
 import { testEnvelope } from '../../envelopes.js';
 import { processedGuard } from '../../guard.js';

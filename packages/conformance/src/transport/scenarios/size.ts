@@ -1,4 +1,5 @@
-import { encodeEnvelope, toOnceflowError } from '@onceflow/core';
+import { encodeEnvelope } from '@onceflow/core/kit';
+import { toOnceflowError } from '@onceflow/core';
 import { expect } from 'vitest';
 import { asciiBytes, sameBytes, testEnvelope } from '../../envelopes.js';
 import { createHandlerSpy } from '../../spy.js';

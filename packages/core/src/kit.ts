@@ -1,0 +1,48 @@
+/**
+ * `@onceflow/core/kit`: what an adapter author needs besides the broker client, so an adapter
+ * translates and nothing more. The contract it implements (`Transport`, `Delivery`, …) is typed in
+ * `@onceflow/core`; its docs live on those types.
+ */
+
+// Wire format v1: the same bytes on every broker
+export {
+  type WireEnvelope,
+  WIRE_VERSION,
+  decodeEnvelope,
+  encodeEnvelope,
+  fromWire,
+  toWire,
+} from './wire.js';
+export { hashPayload } from './envelope.js';
+export { encodeWithinLimit } from './transport-kit/message-size.js';
+export { dedupeKeyOf } from './transport-kit/dedupe-key.js';
+
+// Settlement and the delivery contract
+export {
+  type DeliverySettlement,
+  type RetryOptions,
+  type SettlementOutcome,
+  type SettlementRecorder,
+  createSettlement,
+} from './transport-kit/settlement.js';
+export {
+  type DeliveryInit,
+  type RunDeliveryOptions,
+  runDelivery,
+} from './transport-kit/run-delivery.js';
+
+// Concurrency, subscriptions, locks and broker errors
+export { type InFlight, createInFlight } from './transport-kit/in-flight.js';
+export { parseConsumeOptions } from './transport-kit/consume-options.js';
+export { type Subscriptions, createSubscriptions } from './transport-kit/subscriptions.js';
+export { type LockWatch, type LockWatchOptions, watchLock } from './transport-kit/lock-watch.js';
+export { type BrokerCallOptions, brokerCall } from './transport-kit/broker-call.js';
+
+// Broker-message metadata
+export {
+  type DeadLetterFields,
+  ONCEFLOW_HEADERS,
+  deadLetterHeaders,
+  parseErrorInfo,
+  readDeadLetterHeaders,
+} from './transport-kit/headers.js';
