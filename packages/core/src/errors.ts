@@ -17,6 +17,7 @@
  * | `ALREADY_PROCESSED` | processed stores | another attempt completed this event first |
  * | `WIRE_FORMAT` | decoders | message is not a v1 envelope: dead-lettered |
  * | `CONFIG` | factories, start-up checks | refuses to start |
+ * | `USAGE` | stores and helpers called wrongly by code | a programming error: dead-lettered at once, never retried |
  * | `INTERNAL` | the normaliser | anything else that was thrown |
  */
 export type ErrorCode =
@@ -33,6 +34,7 @@ export type ErrorCode =
   | 'ALREADY_PROCESSED'
   | 'WIRE_FORMAT'
   | 'CONFIG'
+  | 'USAGE'
   | 'INTERNAL';
 
 export class OnceflowError extends Error {
@@ -134,6 +136,17 @@ export class WireFormatError extends OnceflowError {
 export class ConfigError extends OnceflowError {
   constructor(message: string) {
     super('CONFIG', message);
+  }
+}
+
+/**
+ * A programming error: a helper or store was called with arguments that can never work (a
+ * missing option, a value taken from the wrong place). Retrying cannot fix it, so a handler that
+ * throws it is dead-lettered at once with this message as the reason.
+ */
+export class UsageError extends OnceflowError {
+  constructor(message: string) {
+    super('USAGE', message);
   }
 }
 

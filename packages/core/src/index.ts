@@ -23,6 +23,7 @@ export {
   StoreUnavailableError,
   TransportUnavailableError,
   UnknownSourceError,
+  UsageError,
   WireFormatError,
   errorInfo,
   toOnceflowError,

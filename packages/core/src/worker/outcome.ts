@@ -80,6 +80,7 @@ export function decideOutcome(
     case 'ALREADY_PROCESSED':
       return { action: 'ack', why: 'duplicate' };
     case 'NON_RETRYABLE':
+    case 'USAGE':
       return { action: 'dead-letter', code: err.code, reason: clip(err.message), error: info };
     case 'SCHEMA':
     case 'WIRE_FORMAT': {
