@@ -4,7 +4,12 @@ import {
   type Envelope,
   TransportUnavailableError,
 } from '@onceflow/core';
-import { ONCEFLOW_HEADERS, brokerCall, readDeadLetterHeaders } from '@onceflow/core/kit';
+import {
+  ONCEFLOW_HEADERS,
+  brokerCall,
+  dedupeKeyOf,
+  readDeadLetterHeaders,
+} from '@onceflow/core/kit';
 import type { Admin, Consumer, Kafka, KafkaMessage } from 'kafkajs';
 import type { KafkaConfig } from './config.js';
 import { headerMap, headerText, readEnvelope, toRecord } from './marshal.js';
@@ -67,9 +72,10 @@ export function createDeadLetterStore(deps: {
       letter: { id, envelope, ...fields },
       offset: Number(message.offset),
       body: message.value.toString('utf8'),
-      dedupeKey:
-        headerText(message.headers, ONCEFLOW_HEADERS.dedupeKey) ??
-        `${envelope.source}:${envelope.id}`,
+      dedupeKey: dedupeKeyOf({
+        envelope,
+        dedupeKey: headerText(message.headers, ONCEFLOW_HEADERS.dedupeKey),
+      }),
     });
   };
 

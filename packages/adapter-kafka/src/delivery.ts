@@ -1,4 +1,9 @@
-import { type DeliveryInit, ONCEFLOW_HEADERS, deadLetterHeaders } from '@onceflow/core/kit';
+import {
+  type DeliveryInit,
+  ONCEFLOW_HEADERS,
+  deadLetterHeaders,
+  dedupeKeyOf,
+} from '@onceflow/core/kit';
 import { type Envelope, LockLostError } from '@onceflow/core';
 import type { KafkaMessage } from 'kafkajs';
 import type { KafkaConfig } from './config.js';
@@ -44,7 +49,7 @@ export function recordDelivery(
 ): DeliveryInit {
   const offset = Number(message.offset);
   const body = message.value?.toString('utf8') ?? '';
-  const dedupeKey = meta.dedupeKey ?? `${envelope.source}:${envelope.id}`;
+  const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: meta.dedupeKey });
   const settle = async (publish?: () => Promise<void>) => {
     if (ctx.signal.aborted) throw new LockLostError('kafka: this member lost the partition');
     await publish?.();

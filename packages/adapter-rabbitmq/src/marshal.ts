@@ -3,6 +3,7 @@ import {
   type DeadLetterFields,
   deadLetterHeaders,
   decodeEnvelope,
+  dedupeKeyOf,
   encodeEnvelope,
   encodeWithinLimit,
   ONCEFLOW_HEADERS as H,
@@ -84,7 +85,7 @@ export function fromWorkMessage(msg: Message): WorkMessage {
   const base = Number(text(headers[H.attempt]));
   return {
     envelope,
-    dedupeKey: text(headers[H.dedupeKey]) ?? `${envelope.source}:${envelope.id}`,
+    dedupeKey: dedupeKeyOf({ envelope, dedupeKey: text(headers[H.dedupeKey]) }),
     attempt: (Number.isSafeInteger(base) && base >= 1 ? base : 1) + returns(msg),
     lastError: parseErrorInfo(text(headers[H.lastError])),
   };
@@ -106,7 +107,7 @@ export function fromDeadLetterMessage(msg: Message): DeadLetter & { readonly ded
   const fields = readDeadLetterHeaders(headers, fallbackAt);
   const brokerReason = text(headers['x-first-death-reason']);
   const ours = headers[H.deadLetterReason] !== undefined;
-  const dedupeKey = text(headers[H.dedupeKey]) ?? `${envelope.source}:${envelope.id}`;
+  const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: text(headers[H.dedupeKey]) });
   return {
     id: dedupeKey,
     envelope,

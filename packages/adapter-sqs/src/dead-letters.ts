@@ -7,7 +7,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { DeadLetter, DeadLetters, Logger } from '@onceflow/core';
-import { ONCEFLOW_HEADERS } from '@onceflow/core/kit';
+import { ONCEFLOW_HEADERS, dedupeKeyOf } from '@onceflow/core/kit';
 import { fromDeadLetterMessage } from './dead-letter-message.js';
 import { asTransport } from './errors.js';
 import { attributeBytes, attributeHeaders, groupIdOf, type SqsOutgoing, sqsId } from './marshal.js';
@@ -175,7 +175,7 @@ export function createDeadLetters(deps: DeadLetterDeps): DeadLetters {
     );
     const body = s.message.Body ?? '';
     const dedupeId = sqsId(`redrive:${s.letter.id}`);
-    const key = headers[ONCEFLOW_HEADERS.dedupeKey] ?? `${envelope.source}:${envelope.id}`;
+    const key = dedupeKeyOf({ envelope, dedupeKey: headers[ONCEFLOW_HEADERS.dedupeKey] });
     return {
       body,
       attributes,
