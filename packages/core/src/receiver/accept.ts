@@ -41,10 +41,10 @@ export async function acceptOne(deps: AcceptDeps, envelope: Envelope): Promise<O
       { err, source: envelope.source, id: envelope.id },
       'publish failed; answering 503',
     );
-    await settle(deps, owned, 'release');
+    await finishClaim(deps, owned, 'release');
     return 'unavailable';
   }
-  await settle(deps, owned, 'markEnqueued');
+  await finishClaim(deps, owned, 'markEnqueued');
   return 'accepted';
 }
 
@@ -77,7 +77,7 @@ export async function acceptMany(
     deps.logger.error({ err, source: envelopes[0]?.source, ids }, 'publish failed; answering 503');
   }
   const step = outcome === 'accepted' ? 'markEnqueued' : 'release';
-  await Promise.all(owned.map((c) => settle(deps, c, step)));
+  await Promise.all(owned.map((c) => finishClaim(deps, c, step)));
   for (const { at } of owned) outcomes[at] = outcome;
   return outcomes;
 }
@@ -111,8 +111,8 @@ async function known(
   }
 }
 
-/** `markEnqueued` or `release`; failures are logged, never thrown (see `acceptOne`). */
-async function settle(deps: AcceptDeps, c: Claimed, step: 'markEnqueued' | 'release') {
+/** Ends an owned claim with `markEnqueued` or `release`; failures are logged, never thrown (see `acceptOne`). */
+async function finishClaim(deps: AcceptDeps, c: Claimed, step: 'markEnqueued' | 'release') {
   try {
     await deps.inbox[step](c.envelope.source, c.envelope.id, c.token);
   } catch (err) {

@@ -50,7 +50,8 @@ export function createSettlement(recorder: SettlementRecorder): DeliverySettleme
   let outcome: SettlementOutcome | undefined;
   let recorded: Promise<void> | undefined;
 
-  const settle = (chosen: SettlementOutcome, record: () => Promise<void>): Promise<void> => {
+  // The first call chooses and records; later calls wait for that recording.
+  const recordFirst = (chosen: SettlementOutcome, record: () => Promise<void>): Promise<void> => {
     if (recorded !== undefined) return recorded.then(noop, noop);
     outcome = chosen;
     const attempt = Promise.resolve().then(record);
@@ -70,12 +71,12 @@ export function createSettlement(recorder: SettlementRecorder): DeliverySettleme
     get recorded() {
       return recorded;
     },
-    ack: () => settle({ kind: 'ack' }, () => recorder.ack()),
+    ack: () => recordFirst({ kind: 'ack' }, () => recorder.ack()),
     retry: (options) =>
-      settle({ kind: 'retry', delayMs: options.delayMs, error: options.error }, () =>
+      recordFirst({ kind: 'retry', delayMs: options.delayMs, error: options.error }, () =>
         recorder.retry(options),
       ),
     deadLetter: (reason) =>
-      settle({ kind: 'dead-letter', reason }, () => recorder.deadLetter(reason)),
+      recordFirst({ kind: 'dead-letter', reason }, () => recorder.deadLetter(reason)),
   };
 }
