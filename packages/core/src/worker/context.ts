@@ -2,7 +2,7 @@ import type { Envelope } from '../envelope.js';
 import type { Logger } from '../observability/logger.js';
 import { deriveIdempotencyKey } from './idempotency-key.js';
 import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
-import type { Job } from './pipeline.js';
+import type { Job } from './job.js';
 
 /** What a handler gets besides the event. One per delivery; do not keep it after `handle` returns. */
 export interface HandlerContext {

@@ -1,6 +1,7 @@
 import { toOnceflowError } from '../errors.js';
 import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
-import type { Job, Middleware } from './pipeline.js';
+import type { Job } from './job.js';
+import type { Middleware } from './pipeline.js';
 
 export interface HeartbeatOptions extends LockDeps {
   /** Tick interval in ms, or `false` for no heartbeat. */

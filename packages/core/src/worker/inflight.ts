@@ -1,4 +1,4 @@
-import type { Job } from './pipeline.js';
+import type { Job } from './job.js';
 
 /** The jobs a worker is running, so that shutdown can wait for them and abort them. */
 export interface Inflight {

@@ -1,9 +1,37 @@
 import type { Delivery } from '../contracts/transport.js';
+import type { Envelope } from '../envelope.js';
 import { LockLostError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventHandler } from './handler.js';
 import { markLockLost } from './lock.js';
-import type { Job } from './pipeline.js';
+
+/**
+ * One delivery on its way through the worker's middleware. Created per delivery, touched by one
+ * async flow only (no locking needed); middleware record what later steps need on it.
+ */
+export interface Job {
+  readonly delivery: Delivery;
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  /** The handler registered for `envelope.type`, if any. */
+  readonly handler: EventHandler | undefined;
+  /** Child logger carrying eventId, eventType, source and attempt. */
+  readonly log: Logger;
+  /** Aborted on lock loss, processing-lease loss, or shutdown after the drain limit. */
+  readonly abort: AbortController;
+  /**
+   * Why `abort` fired, once it has; set before `abort.abort()` is called, so check it rather than
+   * `abort.signal` (Node creates the signal on first read). `shutdown` makes an interrupted
+   * failure a free retry.
+   */
+  abortedBy: 'lock-lost' | 'shutdown' | undefined;
+  /** The processed-guard's lease, once acquired. */
+  lease: { readonly token: string } | undefined;
+  /** Until when (per the worker's clock) the transport lock is known to be held. */
+  lockUntil: number;
+  /** Handler run time in ms, once the handler has been called. */
+  handlerMs: number | undefined;
+}
 
 /**
  * Creates the job for one delivery: its child logger, and its abort controller, wired to the

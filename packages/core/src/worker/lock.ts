@@ -1,6 +1,6 @@
 import type { ProcessedStore } from '../contracts/inbox.js';
 import { LockLostError, toOnceflowError } from '../errors.js';
-import type { Job } from './pipeline.js';
+import type { Job } from './job.js';
 
 /** What extending a job's locks needs. */
 export interface LockDeps {

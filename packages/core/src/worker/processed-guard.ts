@@ -1,6 +1,7 @@
 import type { ProcessedStore } from '../contracts/inbox.js';
 import { toOnceflowError } from '../errors.js';
-import type { Job, Middleware } from './pipeline.js';
+import type { Job } from './job.js';
+import type { Middleware } from './pipeline.js';
 
 /**
  * The worker's dedupe layer: takes the processing lease for (source, id) before anything runs.

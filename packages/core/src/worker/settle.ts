@@ -1,7 +1,7 @@
 import { toOnceflowError } from '../errors.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import type { Outcome } from './outcome.js';
-import type { Job } from './pipeline.js';
+import type { Job } from './job.js';
 
 /**
  * Applies an outcome to the delivery, then counts it and logs one line for it. A line and a count
