@@ -15,6 +15,9 @@ const run = (cmd, args, opts = {}) => {
   return r.status ?? 1;
 };
 
+// The README's set-up must install the pnpm that packageManager pins (checked before anything slow).
+if (run('node', ['scripts/check-setup.mjs']) !== 0) process.exit(1);
+
 // Kafka and the SQS server are started here when not already running (and stopped at the end);
 // ONCEFLOW_KAFKA_BROKERS / ONCEFLOW_SQS_ENDPOINT point the tests at brokers of your own instead.
 const wanted = [
