@@ -3,7 +3,6 @@ import { ConfigError } from '../errors.js';
 import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { heartbeat } from './heartbeat.js';
-import { createInflight } from './inflight.js';
 import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
 import type { LockDeps } from './lock.js';
@@ -11,6 +10,7 @@ import { decideOutcome, type Outcome, type OutcomePolicy } from './outcome.js';
 import { compose } from './pipeline.js';
 import { processedGuard } from './processed-guard.js';
 import { backoffDelay } from './retry-policy.js';
+import { createRunningJobs } from './running-jobs.js';
 import { settle } from './settle.js';
 import { unknownType } from './unknown-type.js';
 
@@ -54,7 +54,7 @@ export function createWorker(config: WorkerConfig): Worker {
     ],
     invokeHandler(lockDeps),
   );
-  const inflight = createInflight();
+  const running = createRunningJobs();
   const policyFor = (job: Job): OutcomePolicy => ({
     attempt: job.attempt,
     maxAttempts: cfg.retry.maxAttempts,
@@ -66,7 +66,7 @@ export function createWorker(config: WorkerConfig): Worker {
   async function onDelivery(delivery: Delivery): Promise<void> {
     const handler = handlers.get(delivery.envelope.type);
     const { job, dispose } = createJob(delivery, handler, logger, now() + cfg.lockMs);
-    inflight.add(job);
+    running.add(job);
     try {
       let outcome: Outcome;
       try {
@@ -77,7 +77,7 @@ export function createWorker(config: WorkerConfig): Worker {
       await settle(job, outcome, metrics);
     } finally {
       dispose();
-      inflight.delete(job);
+      running.delete(job);
     }
   }
 
@@ -107,18 +107,18 @@ export function createWorker(config: WorkerConfig): Worker {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       await starting?.catch(() => undefined);
-      const drained = Promise.all([subscription?.close(), inflight.idle()]);
+      const drained = Promise.all([subscription?.close(), running.idle()]);
       if (!(await settlesWithin(drained, cfg.shutdownTimeoutMs))) {
         logger.warn(
-          { inFlight: inflight.size, shutdownTimeoutMs: cfg.shutdownTimeoutMs },
+          { inFlight: running.size, shutdownTimeoutMs: cfg.shutdownTimeoutMs },
           'shutdown timeout: aborting in-flight handlers',
         );
-        inflight.abortAll(new ShutdownAbort());
+        running.abortAll(new ShutdownAbort());
       }
       try {
         await drained;
       } finally {
-        await inflight.idle();
+        await running.idle();
         logger.info('worker closed');
       }
     })();

@@ -1,7 +1,10 @@
 import type { Job } from './job.js';
 
-/** The jobs a worker is running, so that shutdown can wait for them and abort them. */
-export interface Inflight {
+/**
+ * The jobs a worker is running, so that shutdown can wait for them and abort them. It limits
+ * nothing: the transport enforces `concurrency`.
+ */
+export interface RunningJobs {
   add(job: Job): void;
   delete(job: Job): void;
   readonly size: number;
@@ -11,7 +14,8 @@ export interface Inflight {
   idle(): Promise<void>;
 }
 
-export function createInflight(): Inflight {
+/** One per worker; touched from the worker's own delivery callbacks only. */
+export function createRunningJobs(): RunningJobs {
   const jobs = new Set<Job>();
   let waiters: (() => void)[] = [];
   return {
