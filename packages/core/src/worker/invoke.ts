@@ -7,7 +7,7 @@ import { parseEvent } from './schema.js';
 /**
  * The innermost step: decodes and validates the payload, then calls the handler with its context.
  * Does not start the handler once the job's signal is aborted. Resolves `handled` when the
- * handler resolves; anything thrown goes to `outcome.ts` unchanged.
+ * handler resolves; anything thrown goes to `verdict.ts` unchanged.
  * Records the handler's run time on the job.
  */
 export function invokeHandler(deps: LockDeps): Step {

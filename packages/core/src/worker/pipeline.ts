@@ -1,7 +1,7 @@
 import type { Job } from './job.js';
 
 /**
- * What a step reports when it returns; throwing reports an error. `outcome.ts` turns either into
+ * What a step reports when it returns; throwing reports an error. `verdict.ts` turns either into
  * ack, retry or dead-letter.
  */
 export type StepResult =

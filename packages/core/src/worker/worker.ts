@@ -1,18 +1,18 @@
 import type { Delivery, Subscription } from '../contracts/transport.js';
 import { ConfigError } from '../errors.js';
+import { applyVerdict } from './apply-verdict.js';
 import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { heartbeat } from './heartbeat.js';
 import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
 import type { LockDeps } from './lock.js';
-import { decideOutcome, type Outcome, type OutcomePolicy } from './outcome.js';
 import { compose } from './pipeline.js';
 import { processedGuard } from './processed-guard.js';
 import { backoffDelay } from './retry-policy.js';
 import { createRunningJobs } from './running-jobs.js';
-import { settle } from './settle.js';
 import { unknownType } from './unknown-type.js';
+import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
 /** A running set of handlers over one transport. */
 export interface Worker {
@@ -30,7 +30,7 @@ export interface Worker {
 
 /**
  * Creates a worker: processed-guard → attempts gate → heartbeat → schema → handler, each delivery
- * settled by one decision (`outcome.ts`). No I/O until `start()`.
+ * settled by one verdict (`verdict.ts`). No I/O until `start()`.
  *
  * Delivery guarantees depend on the transport: at-least-once delivery, effectively-once effects
  * through the processed-guard and `ctx.idempotencyKey`; per-key ordering only where the transport
@@ -55,7 +55,7 @@ export function createWorker(config: WorkerConfig): Worker {
     invokeHandler(lockDeps),
   );
   const running = createRunningJobs();
-  const policyFor = (job: Job): OutcomePolicy => ({
+  const policyFor = (job: Job): VerdictPolicy => ({
     attempt: job.attempt,
     maxAttempts: cfg.retry.maxAttempts,
     backoff: (attempt) => backoffDelay(attempt, cfg.retry, random),
@@ -68,13 +68,13 @@ export function createWorker(config: WorkerConfig): Worker {
     const { job, dispose } = createJob(delivery, handler, logger, now() + cfg.lockMs);
     running.add(job);
     try {
-      let outcome: Outcome;
+      let verdict: Verdict;
       try {
-        outcome = decideOutcome({ result: await run(job) }, policyFor(job));
+        verdict = decideVerdict({ result: await run(job) }, policyFor(job));
       } catch (error) {
-        outcome = decideOutcome({ error }, policyFor(job));
+        verdict = decideVerdict({ error }, policyFor(job));
       }
-      await settle(job, outcome, metrics);
+      await applyVerdict(job, verdict, metrics);
     } finally {
       dispose();
       running.delete(job);

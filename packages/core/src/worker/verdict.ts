@@ -2,10 +2,11 @@ import { type ErrorInfo, errorInfo, SchemaError, toOnceflowError } from '../erro
 import type { StepResult } from './pipeline.js';
 
 /**
- * What happens to a delivery. `code` is the metrics label: the error code when an error caused
- * the outcome, else `BUSY`, `SHUTDOWN`, `ATTEMPTS_EXHAUSTED` or `UNKNOWN_TYPE`.
+ * The worker's verdict on a delivery: ack, retry or dead-letter. `code` is the metrics label: the
+ * error code when an error caused it, else `BUSY`, `SHUTDOWN`, `ATTEMPTS_EXHAUSTED` or
+ * `UNKNOWN_TYPE`.
  */
-export type Outcome =
+export type Verdict =
   | { readonly action: 'ack'; readonly why: 'processed' | 'duplicate' | 'ignored' }
   | {
       readonly action: 'retry';
@@ -22,7 +23,7 @@ export type Outcome =
       readonly error?: ErrorInfo | undefined;
     };
 
-export interface OutcomePolicy {
+export interface VerdictPolicy {
   readonly attempt: number;
   readonly maxAttempts: number;
   /** Delay before retrying after `attempt` failed (the retry policy). */
@@ -46,12 +47,12 @@ function schemaReason(err: SchemaError): string {
  * Pure.
  *
  * @example
- * decideOutcome({ error: new NonRetryableError('card declined') }, policy); // dead-letter
+ * decideVerdict({ error: new NonRetryableError('card declined') }, policy); // dead-letter
  */
-export function decideOutcome(
+export function decideVerdict(
   input: { readonly result: StepResult } | { readonly error: unknown },
-  policy: OutcomePolicy,
-): Outcome {
+  policy: VerdictPolicy,
+): Verdict {
   const delay = (ms: number) => Math.max(0, Math.min(ms, policy.maxDelayMs));
   if ('result' in input) {
     const r = input.result;

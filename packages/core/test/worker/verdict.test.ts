@@ -6,9 +6,9 @@ import {
   SchemaError,
   StoreUnavailableError,
 } from '../../src/errors.js';
-import { decideOutcome, type OutcomePolicy } from '../../src/worker/outcome.js';
+import { decideVerdict, type VerdictPolicy } from '../../src/worker/verdict.js';
 
-const policy = (over: Partial<OutcomePolicy> = {}): OutcomePolicy => ({
+const policy = (over: Partial<VerdictPolicy> = {}): VerdictPolicy => ({
   attempt: 1,
   maxAttempts: 3,
   backoff: (attempt) => attempt * 100,
@@ -17,21 +17,21 @@ const policy = (over: Partial<OutcomePolicy> = {}): OutcomePolicy => ({
   ...over,
 });
 
-describe('decideOutcome', () => {
+describe('decideVerdict', () => {
   it('acks handled, duplicate and ignored results', () => {
-    expect(decideOutcome({ result: { status: 'handled' } }, policy())).toEqual({
+    expect(decideVerdict({ result: { status: 'handled' } }, policy())).toEqual({
       action: 'ack',
       why: 'processed',
     });
-    expect(decideOutcome({ result: { status: 'duplicate' } }, policy()).action).toBe('ack');
-    expect(decideOutcome({ error: new AlreadyProcessedError('s', 'e') }, policy())).toEqual({
+    expect(decideVerdict({ result: { status: 'duplicate' } }, policy()).action).toBe('ack');
+    expect(decideVerdict({ error: new AlreadyProcessedError('s', 'e') }, policy())).toEqual({
       action: 'ack',
       why: 'duplicate',
     });
   });
 
   it('retries busy without counting a failure, even past maxAttempts', () => {
-    const o = decideOutcome(
+    const o = decideVerdict(
       { result: { status: 'busy', retryAfterMs: 250 } },
       policy({ attempt: 9 }),
     );
@@ -39,14 +39,14 @@ describe('decideOutcome', () => {
   });
 
   it('dead-letters at once for NonRetryableError and schema failures, on attempt 1', () => {
-    const nr = decideOutcome({ error: new NonRetryableError('card declined') }, policy());
+    const nr = decideVerdict({ error: new NonRetryableError('card declined') }, policy());
     expect(nr).toMatchObject({
       action: 'dead-letter',
       code: 'NON_RETRYABLE',
       reason: 'card declined',
     });
     const schema = new SchemaError('bad', [{ path: 'amount', message: 'expected number' }]);
-    expect(decideOutcome({ error: schema }, policy())).toMatchObject({
+    expect(decideVerdict({ error: schema }, policy())).toMatchObject({
       action: 'dead-letter',
       code: 'SCHEMA',
       reason: 'schema: amount: expected number',
@@ -55,34 +55,34 @@ describe('decideOutcome', () => {
 
   it('backs off on ordinary errors, then dead-letters with the last error at maxAttempts', () => {
     const err = new Error('boom');
-    expect(decideOutcome({ error: err }, policy({ attempt: 2 }))).toMatchObject({
+    expect(decideVerdict({ error: err }, policy({ attempt: 2 }))).toMatchObject({
       action: 'retry',
       delayMs: 200,
       code: 'INTERNAL',
       failure: true,
       error: { code: 'INTERNAL', name: 'Error', message: 'boom' },
     });
-    expect(decideOutcome({ error: err }, policy({ attempt: 3 }))).toMatchObject({
+    expect(decideVerdict({ error: err }, policy({ attempt: 3 }))).toMatchObject({
       action: 'dead-letter',
       reason: 'attempts exhausted',
       error: { message: 'boom' },
     });
     const store = new StoreUnavailableError('db down');
-    expect(decideOutcome({ error: store }, policy())).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(decideVerdict({ error: store }, policy())).toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 
   it('honours RetryLaterError delays, capped by the transport', () => {
-    expect(decideOutcome({ error: new RetryLaterError(5000) }, policy())).toMatchObject({
+    expect(decideVerdict({ error: new RetryLaterError(5000) }, policy())).toMatchObject({
       action: 'retry',
       delayMs: 5000,
       failure: false,
     });
-    const capped = decideOutcome({ error: new RetryLaterError(60_000) }, policy());
+    const capped = decideVerdict({ error: new RetryLaterError(60_000) }, policy());
     expect(capped).toMatchObject({ delayMs: 10_000 });
   });
 
   it('turns a failure interrupted by shutdown into a free immediate retry', () => {
-    const o = decideOutcome(
+    const o = decideVerdict(
       { error: new Error('aborted') },
       policy({ attempt: 3, interruptedByShutdown: true }),
     );
@@ -90,12 +90,12 @@ describe('decideOutcome', () => {
   });
 
   it('dead-letters unroutable and exhausted-on-arrival results without an error', () => {
-    expect(decideOutcome({ result: { status: 'unroutable', type: 'x.y' } }, policy())).toEqual({
+    expect(decideVerdict({ result: { status: 'unroutable', type: 'x.y' } }, policy())).toEqual({
       action: 'dead-letter',
       code: 'UNKNOWN_TYPE',
       reason: 'no handler for type "x.y"',
     });
-    expect(decideOutcome({ result: { status: 'exhausted' } }, policy())).toEqual({
+    expect(decideVerdict({ result: { status: 'exhausted' } }, policy())).toEqual({
       action: 'dead-letter',
       code: 'ATTEMPTS_EXHAUSTED',
       reason: 'attempts exhausted',

@@ -1,44 +1,44 @@
 import { toOnceflowError } from '../errors.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
-import type { Outcome } from './outcome.js';
 import type { Job } from './job.js';
+import type { Verdict } from './verdict.js';
 
 /**
- * Applies an outcome to the delivery, then counts it and logs one line for it. A line and a count
+ * Applies a verdict to the delivery, then counts it and logs one line for it. A line and a count
  * are written only once the transport accepted the settlement: nothing is reported dead-lettered
  * that is not in the dead-letter store. A settlement the transport refuses (lock lost, broker
  * down) is logged as such; the message then returns to the broker and is decided again.
  */
-export async function settle(
+export async function applyVerdict(
   job: Job,
-  outcome: Outcome,
+  verdict: Verdict,
   metrics: OnceflowMetrics | undefined,
 ): Promise<void> {
   const { delivery, envelope, log } = job;
   const type = envelope.type;
   try {
-    if (outcome.action === 'ack') await delivery.ack();
-    else if (outcome.action === 'retry') {
-      await delivery.retry({ delayMs: outcome.delayMs, error: outcome.error });
-    } else await delivery.deadLetter({ reason: outcome.reason, error: outcome.error });
+    if (verdict.action === 'ack') await delivery.ack();
+    else if (verdict.action === 'retry') {
+      await delivery.retry({ delayMs: verdict.delayMs, error: verdict.error });
+    } else await delivery.deadLetter({ reason: verdict.reason, error: verdict.error });
   } catch (err) {
     const lost = toOnceflowError(err).code === 'LOCK_LOST';
-    const msg = `could not ${outcome.action}: the transport will deliver it again`;
-    if (lost) log.warn({ err, outcome }, `${msg} (lock lost)`);
-    else log.error({ err, outcome }, msg);
+    const msg = `could not ${verdict.action}: the transport will deliver it again`;
+    if (lost) log.warn({ err, outcome: verdict }, `${msg} (lock lost)`);
+    else log.error({ err, outcome: verdict }, msg);
     return;
   }
-  const label = outcome.action === 'ack' ? outcome.why : outcome.action;
+  const label = verdict.action === 'ack' ? verdict.why : verdict.action;
   if (job.handlerMs !== undefined) {
     metrics?.handlerDuration.observe({ type, outcome: label }, job.handlerMs / 1000);
   }
   const durationMs = job.handlerMs;
-  switch (outcome.action) {
+  switch (verdict.action) {
     case 'ack':
-      if (outcome.why === 'processed') {
+      if (verdict.why === 'processed') {
         metrics?.processed.inc({ type });
         log.info({ durationMs }, 'processed');
-      } else if (outcome.why === 'duplicate') {
+      } else if (verdict.why === 'duplicate') {
         metrics?.duplicatesSuppressed.inc({ source: envelope.source, layer: 'worker' });
         log.info('duplicate suppressed: already processed');
       } else {
@@ -46,23 +46,23 @@ export async function settle(
       }
       return;
     case 'retry':
-      metrics?.retries.inc({ type, code: outcome.code });
+      metrics?.retries.inc({ type, code: verdict.code });
       {
         const fields = {
-          code: outcome.code,
-          delayMs: outcome.delayMs,
-          error: outcome.error,
+          code: verdict.code,
+          delayMs: verdict.delayMs,
+          error: verdict.error,
           durationMs,
         };
-        if (outcome.failure) log.warn(fields, 'retry scheduled');
+        if (verdict.failure) log.warn(fields, 'retry scheduled');
         else log.info(fields, 'retry scheduled');
       }
       return;
     case 'dead-letter':
-      metrics?.deadLettered.inc({ type, code: outcome.code });
+      metrics?.deadLettered.inc({ type, code: verdict.code });
       log.error(
-        { code: outcome.code, reason: outcome.reason, error: outcome.error, durationMs },
-        `dead-lettered: ${outcome.reason}`,
+        { code: verdict.code, reason: verdict.reason, error: verdict.error, durationMs },
+        `dead-lettered: ${verdict.reason}`,
       );
       return;
   }
