@@ -3,7 +3,7 @@ import type { Transport } from '../contracts/transport.js';
 import type { Envelope } from '../envelope.js';
 import type { Logger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
-import type { Outcome } from './reply.js';
+import type { ReceiveOutcome } from './reply.js';
 
 export interface AcceptDeps {
   readonly inbox: Inbox;
@@ -28,7 +28,7 @@ type Claimed = { readonly envelope: Envelope; readonly token: string };
  *   (same dedupe key) and the worker's processed-guard absorb that second copy, whereas a 503 here
  *   would make the sender retry an event that is already on its way.
  */
-export async function acceptOne(deps: AcceptDeps, envelope: Envelope): Promise<Outcome> {
+export async function acceptOne(deps: AcceptDeps, envelope: Envelope): Promise<ReceiveOutcome> {
   const claim = await claimOf(deps, envelope);
   if (claim instanceof Error || (claim.status !== 'new' && claim.status !== 'stale-pending')) {
     return known(deps, envelope, claim);
@@ -55,9 +55,9 @@ export async function acceptOne(deps: AcceptDeps, envelope: Envelope): Promise<O
 export async function acceptMany(
   deps: AcceptDeps,
   envelopes: readonly Envelope[],
-): Promise<Outcome[]> {
+): Promise<ReceiveOutcome[]> {
   const claims = await Promise.all(envelopes.map((e) => claimOf(deps, e)));
-  const outcomes: Outcome[] = [];
+  const outcomes: ReceiveOutcome[] = [];
   const owned: (Claimed & { at: number })[] = [];
   for (const [at, envelope] of envelopes.entries()) {
     const claim = claims[at]!;
@@ -68,7 +68,7 @@ export async function acceptMany(
     }
   }
   if (owned.length === 0) return outcomes;
-  let outcome: Outcome = 'accepted';
+  let outcome: ReceiveOutcome = 'accepted';
   try {
     await deps.transport.publish(owned.map(({ envelope }) => ({ envelope })));
   } catch (err) {
@@ -92,12 +92,12 @@ async function claimOf(deps: AcceptDeps, envelope: Envelope): Promise<ClaimResul
   }
 }
 
-/** Outcome of a claim this request does not own: no publish. */
+/** The outcome of a claim this request does not own: no publish. */
 async function known(
   deps: AcceptDeps,
   envelope: Envelope,
   claim: Exclude<ClaimResult, { token: string }> | Error,
-): Promise<Outcome> {
+): Promise<ReceiveOutcome> {
   if (claim instanceof Error) return 'unavailable';
   switch (claim.status) {
     case 'duplicate':

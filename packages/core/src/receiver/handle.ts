@@ -7,7 +7,7 @@ import { BodyConsumedError } from './body.js';
 import type { ResolvedReceiverConfig } from './config.js';
 import { headerPicker } from './headers.js';
 import { IncomingRequest, type PendingRequest } from './incoming.js';
-import { combine, type Outcome, type Reply, reply } from './reply.js';
+import { combine, type ReceiveOutcome, type Reply, reply } from './reply.js';
 
 /** Source label for requests naming no configured source (request paths must not become labels). */
 const UNKNOWN = '(unknown)';
@@ -23,7 +23,7 @@ export function createHandler(
   const sources = new Map<string, Source>(Object.entries(cfg.sources));
   const pick = headerPicker(cfg.keepHeaders);
   const { maxBodyBytes, retryAfterSec, logger, metrics, now } = cfg;
-  const fail = (outcome: Outcome) => reply(outcome, {}, retryAfterSec);
+  const fail = (outcome: ReceiveOutcome) => reply(outcome, {}, retryAfterSec);
 
   const receive = async (name: string, source: Source, req: PendingRequest): Promise<Reply> => {
     const declared = req.contentLength;

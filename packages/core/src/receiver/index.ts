@@ -12,7 +12,7 @@ export {
   type RetentionJanitor,
   type RetentionJanitorOptions,
 } from './janitor.js';
-export type { Outcome as ReceiveOutcome } from './reply.js';
+export type { ReceiveOutcome } from './reply.js';
 export { assertRetentionCovers, DEFAULT_INBOX_RETENTION_MS } from './retention.js';
 
 /**

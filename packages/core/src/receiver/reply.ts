@@ -1,5 +1,5 @@
 /** What a request ended as; also the `outcome` label of `onceflow_webhooks_received_total`. */
-export type Outcome =
+export type ReceiveOutcome =
   | 'accepted'
   | 'duplicate'
   | 'conflict'
@@ -17,10 +17,10 @@ export interface Reply {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
-  readonly outcome: Outcome;
+  readonly outcome: ReceiveOutcome;
 }
 
-const STATUS: Readonly<Record<Outcome, number>> = {
+const STATUS: Readonly<Record<ReceiveOutcome, number>> = {
   accepted: 202,
   duplicate: 200,
   conflict: 200,
@@ -36,8 +36,11 @@ const STATUS: Readonly<Record<Outcome, number>> = {
 
 /** Builds the small JSON answer `{ status, id }` (or `{ status, events }` for several events). */
 export function reply(
-  outcome: Outcome,
-  detail: { readonly id?: string; readonly events?: readonly { id: string; status: Outcome }[] },
+  outcome: ReceiveOutcome,
+  detail: {
+    readonly id?: string;
+    readonly events?: readonly { id: string; status: ReceiveOutcome }[];
+  },
   retryAfterSec: number,
 ): Reply {
   const status = STATUS[outcome];
@@ -52,7 +55,7 @@ export function reply(
  * One answer for several events (Graph batches): 503 if any failed (the sender retries the whole
  * request; the accepted ones are then duplicates), else 202 if any was new, else 200.
  */
-export function combine(outcomes: readonly Outcome[]): Outcome {
+export function combine(outcomes: readonly ReceiveOutcome[]): ReceiveOutcome {
   if (outcomes.includes('unavailable')) return 'unavailable';
   if (outcomes.includes('in-flight')) return 'in-flight';
   if (outcomes.includes('accepted')) return 'accepted';
