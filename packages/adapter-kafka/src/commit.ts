@@ -1,4 +1,5 @@
-import { LockLostError, TransportUnavailableError } from '@onceflow/core';
+import { TransportUnavailableError } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
 import type { EachBatchPayload } from 'kafkajs';
 
 /** Commit errors after which this member no longer holds the partition (or may not). */
@@ -9,15 +10,11 @@ const LOST = new Set([
   'REBALANCE_IN_PROGRESS',
 ]);
 
-/** A failed commit as the contract's error: the partition lost, or the broker not answering. */
-export function commitError(err: unknown): Error {
+/** True when the broker refused a commit because this member no longer holds the partition. */
+const refused = (err: unknown): boolean => {
   const type = (err as { type?: unknown } | null)?.type;
-  if (typeof type === 'string' && LOST.has(type))
-    return new LockLostError(`kafka: offset commit refused (${type})`, { cause: err });
-  if (err instanceof TransportUnavailableError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new TransportUnavailableError(`kafka: offset commit failed: ${message}`, { cause: err });
-}
+  return typeof type === 'string' && LOST.has(type);
+};
 
 /**
  * Commits one partition's offset through the batch's own group membership: unlike
@@ -47,10 +44,12 @@ export function batchCommit(
       topics: [{ topic, partitions: [{ partition, offset: String(next) }] }],
     });
     try {
-      await Promise.race([committed, expired]);
+      await brokerCall('kafka offset commit', () => Promise.race([committed, expired]), {
+        lockLost: refused,
+      });
     } catch (err) {
       committed.catch(() => undefined); // a late failure after the time limit is not reported twice
-      throw commitError(err);
+      throw err;
     } finally {
       clearTimeout(timer);
     }

@@ -1,4 +1,4 @@
-import { TransportUnavailableError } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
 import { CompressionTypes, type Kafka, type Message, Partitioners, type Producer } from 'kafkajs';
 
 interface Pending {
@@ -34,12 +34,12 @@ export function createPublisher(kafka: Kafka, sendTimeoutMs = 30_000): Publisher
   let connected: Promise<void> | undefined;
 
   const connect = () => {
-    connected ??= producer.connect().catch((err: unknown) => {
-      connected = undefined;
-      throw new TransportUnavailableError(`kafka: cannot connect the producer: ${err}`, {
-        cause: err,
-      });
-    });
+    connected ??= brokerCall('kafka connect the producer', () => producer.connect()).catch(
+      (err: unknown) => {
+        connected = undefined;
+        throw err;
+      },
+    );
     return connected;
   };
 
@@ -56,21 +56,17 @@ export function createPublisher(kafka: Kafka, sendTimeoutMs = 30_000): Publisher
     }
     try {
       await connect();
-      await producer.sendBatch({
-        acks: -1,
-        timeout: sendTimeoutMs,
-        compression: CompressionTypes.None,
-        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-      });
+      await brokerCall('kafka publish', () =>
+        producer.sendBatch({
+          acks: -1,
+          timeout: sendTimeoutMs,
+          compression: CompressionTypes.None,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        }),
+      );
       for (const p of batch) p.resolve();
     } catch (err) {
-      const error =
-        err instanceof TransportUnavailableError
-          ? err
-          : new TransportUnavailableError(`kafka: publish not acknowledged: ${err}`, {
-              cause: err,
-            });
-      for (const p of batch) p.reject(error);
+      for (const p of batch) p.reject(err);
     } finally {
       sending = false;
       void flush();

@@ -1,4 +1,5 @@
 import {
+  brokerCall,
   createSubscriptions,
   dedupeKeyOf,
   encodeWithinLimit,
@@ -56,15 +57,13 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
   let closed = false;
 
   const getAdmin = () => {
-    admin ??= (async () => {
+    admin ??= brokerCall(`kafka connect to ${config.brokers}`, async () => {
       const a = kafka.admin();
       await a.connect();
       return a;
-    })().catch((err: unknown) => {
+    }).catch((err: unknown) => {
       admin = undefined;
-      throw new TransportUnavailableError(`kafka: cannot connect to ${config.brokers}: ${err}`, {
-        cause: err,
-      });
+      throw err;
     });
     return admin;
   };
@@ -101,11 +100,7 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
       assertOpen('start');
       if (config.createTopics) {
         const a = await getAdmin();
-        await ensureTopics(a, config).catch((err: unknown) => {
-          throw new TransportUnavailableError(`kafka: cannot create topics: ${err}`, {
-            cause: err,
-          });
-        });
+        await brokerCall('kafka create topics', () => ensureTopics(a, config));
       }
       await publisher.connect();
     },
@@ -124,17 +119,9 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     async consume(handler, consumeOptions) {
       assertOpen('consume');
       const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
-      const subscription = await startConsumer({
-        kafka,
-        config,
-        publisher,
-        handler,
-        concurrency,
-      }).catch((err: unknown) => {
-        throw new TransportUnavailableError(`kafka: cannot start the consumer: ${err}`, {
-          cause: err,
-        });
-      });
+      const subscription = await brokerCall('kafka start the consumer', () =>
+        startConsumer({ kafka, config, publisher, handler, concurrency }),
+      );
       return subscriptions.track(() => subscription.close());
     },
 

@@ -1,8 +1,8 @@
 import type { DeadLetter, DeadLetters, Logger } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
 import type { ConfirmChannel, GetMessage } from 'amqplib';
 import type { Link } from './link.js';
 import { fromDeadLetterMessage, toWorkMessage } from './marshal.js';
-import { asUnavailable } from './publisher.js';
 import type { QueueNames } from './topology.js';
 
 type Letter = DeadLetter & { readonly dedupeKey: string };
@@ -43,25 +43,19 @@ export function createDeadLetters(deps: {
     return run;
   };
 
-  const readWith = async <T>(what: string, body: (read: Reader) => Promise<T>): Promise<T> => {
-    let ch: ConfirmChannel;
-    try {
-      ch = await (await deps.link.connection()).createConfirmChannel();
-    } catch (err) {
-      throw asUnavailable(`deadLetters.${what}`, err);
-    }
-    ch.on('error', () => {});
-    try {
-      const result = await body(reader(ch));
-      ch.nackAll(true);
-      await ch.checkQueue(names.deadLetter); // the requeue above has reached the queue
-      return result;
-    } catch (err) {
-      throw asUnavailable(`deadLetters.${what}`, err);
-    } finally {
-      await ch.close().catch(() => {});
-    }
-  };
+  const readWith = <T>(what: string, body: (read: Reader) => Promise<T>): Promise<T> =>
+    brokerCall(`rabbitmq deadLetters.${what}`, async () => {
+      const ch = await (await deps.link.connection()).createConfirmChannel();
+      ch.on('error', () => {});
+      try {
+        const result = await body(reader(ch));
+        ch.nackAll(true);
+        await ch.checkQueue(names.deadLetter); // the requeue above has reached the queue
+        return result;
+      } finally {
+        await ch.close().catch(() => {});
+      }
+    });
 
   interface Reader {
     readonly ch: ConfirmChannel;

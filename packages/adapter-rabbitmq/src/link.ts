@@ -1,4 +1,5 @@
 import { type Logger, TransportUnavailableError } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
 import amqp, { type ChannelModel } from 'amqplib';
 
 /**
@@ -45,40 +46,31 @@ export function createLink(options: LinkOptions): Link {
   };
 
   const connect = (): Promise<ChannelModel> => {
-    attempt ??= (async () => {
-      try {
-        const conn = await amqp.connect(options.url, {
-          clientProperties: { connection_name: options.name },
-          timeout: 5_000,
-        });
-        if (closed) {
-          await conn.close().catch(() => {});
-          throw new TransportUnavailableError(`rabbitmq ${options.name}: closed`);
-        }
-        const version = conn.connection.serverProperties?.version;
-        serverVersion = typeof version === 'string' ? version : undefined;
-        conn.on('error', (err: unknown) => logger.warn({ err }, 'rabbitmq connection error'));
-        conn.on('close', () => {
-          if (live === conn) live = undefined;
-          if (closed) return;
-          logger.warn({ connection: options.name }, 'rabbitmq connection lost; reconnecting');
-          scheduleReconnect();
-        });
-        live = conn;
-        delay = options.minMs;
-        for (const listener of listeners) listener(conn);
-        return conn;
-      } catch (err) {
-        throw err instanceof TransportUnavailableError
-          ? err
-          : new TransportUnavailableError(
-              `rabbitmq ${options.name}: cannot connect: ${(err as Error).message}`,
-              { cause: err },
-            );
-      } finally {
-        attempt = undefined;
+    attempt ??= brokerCall(`rabbitmq ${options.name}: connect`, async () => {
+      const conn = await amqp.connect(options.url, {
+        clientProperties: { connection_name: options.name },
+        timeout: 5_000,
+      });
+      if (closed) {
+        await conn.close().catch(() => {});
+        throw new TransportUnavailableError(`rabbitmq ${options.name}: closed`);
       }
-    })();
+      const version = conn.connection.serverProperties?.version;
+      serverVersion = typeof version === 'string' ? version : undefined;
+      conn.on('error', (err: unknown) => logger.warn({ err }, 'rabbitmq connection error'));
+      conn.on('close', () => {
+        if (live === conn) live = undefined;
+        if (closed) return;
+        logger.warn({ connection: options.name }, 'rabbitmq connection lost; reconnecting');
+        scheduleReconnect();
+      });
+      live = conn;
+      delay = options.minMs;
+      for (const listener of listeners) listener(conn);
+      return conn;
+    }).finally(() => {
+      attempt = undefined;
+    });
     return attempt;
   };
 

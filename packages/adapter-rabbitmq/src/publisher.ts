@@ -1,4 +1,5 @@
 import { TransportUnavailableError } from '@onceflow/core';
+import { brokerCall } from '@onceflow/core/kit';
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import type { Link } from './link.js';
 
@@ -47,7 +48,7 @@ export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
   };
 
   const open = (): Promise<ConfirmChannel> => {
-    channel ??= (async () => {
+    channel ??= brokerCall('rabbitmq open a publish channel', async () => {
       const conn = await link.connection();
       const ch = await conn.createConfirmChannel();
       ch.on('error', () => {}); // the close that follows is what matters
@@ -59,9 +60,9 @@ export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
       });
       current = ch;
       return ch;
-    })().catch((err: unknown) => {
+    }).catch((err: unknown) => {
       channel = undefined;
-      throw asUnavailable('open a publish channel', err);
+      throw err;
     });
     return channel;
   };
@@ -76,13 +77,13 @@ export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
     }
     set.add(pending);
     unconfirmed++;
-    return new Promise<void>((resolve, reject) => {
+    const confirmed = new Promise<void>((resolve, reject) => {
       const done = (err: unknown) => {
         unconfirmed--;
         set.delete(pending);
         if (set.size === 0) byMessageId.delete(pending.messageId);
         wake();
-        if (err) reject(asUnavailable(`publish to ${m.queue}`, err));
+        if (err) reject(err);
         else if (pending.returned) {
           reject(
             new TransportUnavailableError(
@@ -97,6 +98,7 @@ export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
         done(err);
       }
     });
+    return brokerCall(`rabbitmq publish to ${m.queue}`, () => confirmed);
   };
 
   return {
@@ -128,10 +130,4 @@ export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
       await ch?.close().catch(() => {});
     },
   };
-}
-
-export function asUnavailable(what: string, err: unknown): TransportUnavailableError {
-  if (err instanceof TransportUnavailableError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new TransportUnavailableError(`rabbitmq: ${what} failed: ${message}`, { cause: err });
 }

@@ -1,4 +1,9 @@
-import { dedupeKeyOf, parseConsumeOptions, createSubscriptions } from '@onceflow/core/kit';
+import {
+  brokerCall,
+  createSubscriptions,
+  dedupeKeyOf,
+  parseConsumeOptions,
+} from '@onceflow/core/kit';
 import {
   type Transport,
   type TransportCapabilities,
@@ -10,7 +15,7 @@ import { startConsumer } from './consumer.js';
 import { createDeadLetters } from './dead-letters.js';
 import { createLink } from './link.js';
 import { toWorkMessage } from './marshal.js';
-import { asUnavailable, createPublisher } from './publisher.js';
+import { createPublisher } from './publisher.js';
 import {
   declareTopology,
   type QueueType,
@@ -77,18 +82,16 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       throw new TransportUnavailableError(`rabbitmq transport ${config.queue}: ${op} after close`);
   };
 
-  const withChannel = async <T>(what: string, body: (ch: Channel) => Promise<T>): Promise<T> => {
-    let ch: Channel | undefined;
-    try {
-      ch = await (await link.connection()).createChannel();
+  const withChannel = <T>(what: string, body: (ch: Channel) => Promise<T>): Promise<T> =>
+    brokerCall(`rabbitmq ${what}`, async () => {
+      const ch = await (await link.connection()).createChannel();
       ch.on('error', () => {});
-      return await body(ch);
-    } catch (err) {
-      throw asUnavailable(what, err);
-    } finally {
-      await ch?.close().catch(() => {});
-    }
-  };
+      try {
+        return await body(ch);
+      } finally {
+        await ch.close().catch(() => {});
+      }
+    });
 
   const start = (): Promise<void> => {
     assertOpen('start');
@@ -148,17 +151,17 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       assertOpen('consume');
       const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
       await start();
-      const consumer = await startConsumer({
-        ...config,
-        link,
-        names,
-        handler,
-        concurrency,
-        send: (m) => publisher.send(m),
-        retryQueue,
-      }).catch((err: unknown) => {
-        throw asUnavailable('consume', err);
-      });
+      const consumer = await brokerCall('rabbitmq consume', () =>
+        startConsumer({
+          ...config,
+          link,
+          names,
+          handler,
+          concurrency,
+          send: (m) => publisher.send(m),
+          retryQueue,
+        }),
+      );
       return subscriptions.track(() => consumer.close());
     },
 
