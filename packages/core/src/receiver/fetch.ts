@@ -1,5 +1,5 @@
 import { BodyConsumedError, declaredLength, readStreamBody } from './body.js';
-import type { PendingRequest } from './incoming.js';
+import type { UnreadRequest } from './incoming.js';
 import type { Reply } from './reply.js';
 
 /** The last non-empty path segment of a URL or path (`/webhooks/stripe?x=1` → `stripe`). */
@@ -18,8 +18,8 @@ export function pathOf(url: string): string {
   return slash === -1 ? '/' : url.slice(slash);
 }
 
-/** A Fetch API request as the receive path takes it; a class for the reason `NodeRequest` is. */
-class FetchRequest implements PendingRequest {
+/** A Fetch API request as the receive path takes it; a class for the reason `UnreadNodeRequest` is. */
+class UnreadFetchRequest implements UnreadRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly contentLength: number | undefined;
@@ -48,8 +48,8 @@ class FetchRequest implements PendingRequest {
 }
 
 /** Adapts a Fetch API `Request`; its body is read at most once, up to the limit. */
-export function fromFetch(request: Request): PendingRequest {
-  return new FetchRequest(request);
+export function fromFetch(request: Request): UnreadRequest {
+  return new UnreadFetchRequest(request);
 }
 
 export function toResponse(reply: Reply): Response {

@@ -6,7 +6,7 @@ import { acceptMany, acceptOne } from './accept.js';
 import { BodyConsumedError } from './body.js';
 import type { ResolvedReceiverConfig } from './config.js';
 import { headerPicker } from './headers.js';
-import { IncomingRequest, type PendingRequest } from './incoming.js';
+import { IncomingWebhookImpl, type UnreadRequest } from './incoming.js';
 import { combine, type ReceiveOutcome, type Reply, reply } from './reply.js';
 
 /** Source label for requests naming no configured source (request paths must not become labels). */
@@ -19,13 +19,13 @@ const UNKNOWN = '(unknown)';
  */
 export function createHandler(
   cfg: ResolvedReceiverConfig,
-): (name: string, req: PendingRequest) => Promise<Reply> {
+): (name: string, req: UnreadRequest) => Promise<Reply> {
   const sources = new Map<string, Source>(Object.entries(cfg.sources));
   const pick = headerPicker(cfg.keepHeaders);
   const { maxBodyBytes, retryAfterSec, logger, metrics, now } = cfg;
   const fail = (outcome: ReceiveOutcome) => reply(outcome, {}, retryAfterSec);
 
-  const receive = async (name: string, source: Source, req: PendingRequest): Promise<Reply> => {
+  const receive = async (name: string, source: Source, req: UnreadRequest): Promise<Reply> => {
     const declared = req.contentLength;
     if (declared !== undefined && declared > maxBodyBytes) return fail('too-large');
     let body: Uint8Array;
@@ -41,13 +41,13 @@ export function createHandler(
       return fail('bad-request');
     }
 
-    const incoming = new IncomingRequest(req, body);
+    const webhook = new IncomingWebhookImpl(req, body);
     const receivedAt = now();
     let events: readonly VerifiedEvent[];
     try {
-      const handshake = source.verifier.handshake?.(incoming, receivedAt);
+      const handshake = source.verifier.handshake?.(webhook, receivedAt);
       if (handshake) return { ...handshake, outcome: 'handshake' };
-      events = source.verifier.verify(incoming, receivedAt);
+      events = source.verifier.verify(webhook, receivedAt);
     } catch (err) {
       if (err instanceof SignatureError) {
         logger.warn({ source: name, reason: err.message }, 'webhook rejected: signature');

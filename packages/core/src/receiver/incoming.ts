@@ -1,7 +1,10 @@
 import type { IncomingWebhook } from '../contracts/verifier.js';
 
-/** A request as the framework adapters hand it over: nothing read yet. */
-export interface PendingRequest {
+/**
+ * A request as the framework adapters (`fromNode`, `fromFetch`) hand it to the receive path: its
+ * body not read yet. Once read, it becomes the verifier's `IncomingWebhook`.
+ */
+export interface UnreadRequest {
   readonly method: string;
   /** Lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
@@ -13,8 +16,8 @@ export interface PendingRequest {
 }
 
 /**
- * The request as a verifier sees it, once its body is read. `url` is built on first read: only
- * handshakes (Graph's `validationToken`) look at it.
+ * The receiver's `IncomingWebhook`: an `UnreadRequest` with its body read. `url` is built on
+ * first read: only handshakes (Graph's `validationToken`) look at it.
  *
  * A class on purpose, where the project otherwise writes factories: its getter lives on the
  * prototype, shared by every request. An object literal with its own `get url()` per request gets
@@ -23,22 +26,22 @@ export interface PendingRequest {
  * young-generation GC until a full one. Under load that alone doubled the receiver's CPU time per
  * request (see bench/README.md).
  */
-export class IncomingRequest implements IncomingWebhook {
+export class IncomingWebhookImpl implements IncomingWebhook {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Uint8Array;
-  readonly #pending: PendingRequest;
+  readonly #request: UnreadRequest;
   #url: URL | undefined;
 
-  constructor(pending: PendingRequest, body: Uint8Array) {
-    this.method = pending.method;
-    this.headers = pending.headers;
+  constructor(request: UnreadRequest, body: Uint8Array) {
+    this.method = request.method;
+    this.headers = request.headers;
     this.body = body;
-    this.#pending = pending;
+    this.#request = request;
   }
 
   get url(): URL {
-    this.#url ??= this.#pending.url();
+    this.#url ??= this.#request.url();
     return this.#url;
   }
 }

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { declaredLength, readNodeBody } from './body.js';
-import type { PendingRequest } from './incoming.js';
+import type { UnreadRequest } from './incoming.js';
 import type { Reply } from './reply.js';
 
 /** node's headers are already lower-case; only repeated `set-cookie`-style arrays need joining. */
@@ -30,7 +30,7 @@ function requestUrl(req: IncomingMessage): URL {
  * A node:http request as the receive path takes it. A class so that `url` and `readBody` are
  * shared prototype methods rather than two closures made for every request (the hot path).
  */
-class NodeRequest implements PendingRequest {
+class UnreadNodeRequest implements UnreadRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly contentLength: number | undefined;
@@ -53,8 +53,8 @@ class NodeRequest implements PendingRequest {
 }
 
 /** Adapts a node:http request (also Express's and Fastify's `request.raw`). */
-export function fromNode(req: IncomingMessage): PendingRequest {
-  return new NodeRequest(req);
+export function fromNode(req: IncomingMessage): UnreadRequest {
+  return new UnreadNodeRequest(req);
 }
 
 /**
