@@ -7,7 +7,7 @@ import { type Fixture, fixture, waitUntil } from './helpers.js';
 type Outcome = 'committed' | 'already-processed' | 'rolled-back';
 
 /**
- * The recipe from the README: mark first, then the business write, in one transaction. The
+ * Marking by (source, id): mark first, then the business write, in one transaction. The
  * ledger has no unique constraint, so only the mark can keep a second row out.
  */
 async function attempt(

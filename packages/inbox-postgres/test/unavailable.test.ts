@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { createMemoryTransport } from '@onceflow/core/testing';
-import { createReceiver, StoreUnavailableError, stripe } from '@onceflow/core';
+import { createReceiver, StoreUnavailableError, stripe, UsageError } from '@onceflow/core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresInbox, markProcessed, migrate } from '../src/index.js';
@@ -80,13 +80,14 @@ describe('when the tables were never migrated', () => {
     expect((err as Error).cause).toMatchObject({ code: '42P01' });
   });
 
-  it('markProcessed wraps the failure too', async () => {
+  it('markProcessed rejects with UsageError: a missing table there is the wrong location', async () => {
     const client = await pool.connect();
     try {
       const err = await markProcessed(client, { source: 's', id: '1' }, { schema: randomSchema() })
         .then(() => undefined)
         .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(StoreUnavailableError);
+      expect(err).toBeInstanceOf(UsageError);
+      expect((err as Error).message).toMatch(/no inbox table .*pass the \{ schema, table \}/);
     } finally {
       client.release();
     }
