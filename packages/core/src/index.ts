@@ -8,6 +8,7 @@ export { type Envelope, type EnvelopeInit, createEnvelope, payloadJson } from '.
 
 // Errors: recognised by `code` (isOnceflowError), so two installed copies of core agree
 export {
+  type ErrorByCode,
   type ErrorCode,
   type ErrorInfo,
   AlreadyProcessedError,
@@ -22,10 +23,10 @@ export {
   SignatureError,
   StoreUnavailableError,
   TransportUnavailableError,
-  UnknownSourceError,
   UsageError,
   WireFormatError,
   errorInfo,
+  isOnceflowError,
   toOnceflowError,
 } from './errors.js';
 
