@@ -58,7 +58,7 @@ for (const [cmd, args] of [
   }
 }
 
-const dirs = ['packages', 'apps'].flatMap((d) =>
+const dirs = ['packages', 'apps', 'examples'].flatMap((d) =>
   readdirSync(join(root, d))
     .map((p) => join(root, d, p))
     .filter((p) => existsSync(join(p, 'vitest.config.ts'))),
