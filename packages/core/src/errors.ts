@@ -1,6 +1,14 @@
 /**
- * Every error onceflow raises is an `OnceflowError` with a literal `code`. Handlers use three of
- * them to steer the outcome of a delivery; the rest describe what went wrong in the pipeline.
+ * The errors that decide what happens to a request or a delivery: each an `OnceflowError` with a
+ * literal `code`. Handlers throw three of them to steer a delivery; the rest describe what went
+ * wrong in the pipeline. Not everything thrown is one: handlers, broker clients and drivers throw
+ * their own errors, and adapters throw `RangeError` for a call outside the contract (a retry delay
+ * beyond the broker's limit). Where core decides an outcome, `toOnceflowError` turns anything else
+ * into code `INTERNAL`.
+ *
+ * Recognise them with `isOnceflowError(err, 'LOCK_LOST')`: it checks a brand
+ * (`Symbol.for('onceflow.error')`) and `code`, not the class, so an error made by another installed
+ * copy of `@onceflow/core` is recognised too. `instanceof` on these classes checks the same.
  *
  * | code | thrown by | outcome |
  * |---|---|---|
@@ -9,7 +17,6 @@
  * | `SCHEMA` | the worker | payload failed its zod schema: dead-lettered at once |
  * | `SIGNATURE` | verifiers | receiver answers 401 |
  * | `PAYLOAD_TOO_LARGE` | receiver | 413 |
- * | `UNKNOWN_SOURCE` | receiver | 404 |
  * | `BAD_REQUEST` | verifiers | 400 (verified body lacks an event id, …) |
  * | `STORE_UNAVAILABLE` | inbox stores | receiver answers 503 |
  * | `TRANSPORT_UNAVAILABLE` | adapters | receiver answers 503; worker retries |
@@ -26,7 +33,6 @@ export type ErrorCode =
   | 'SCHEMA'
   | 'SIGNATURE'
   | 'PAYLOAD_TOO_LARGE'
-  | 'UNKNOWN_SOURCE'
   | 'BAD_REQUEST'
   | 'STORE_UNAVAILABLE'
   | 'TRANSPORT_UNAVAILABLE'
@@ -37,17 +43,42 @@ export type ErrorCode =
   | 'USAGE'
   | 'INTERNAL';
 
+/** Marks an `OnceflowError` from any installed copy of core (a registered symbol is shared). */
+const BRAND: unique symbol = Symbol.for('onceflow.error') as never;
+
+/**
+ * The base of every error in the table above. Construct the subclass for a code, not this class
+ * with the subclass's code: `isOnceflowError(err, 'RETRY_LATER')` promises a `RetryLaterError`.
+ */
 export class OnceflowError extends Error {
+  /** The code every instance of this class carries (each subclass sets its own); any code here. */
+  static readonly code: ErrorCode | undefined = undefined;
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
+    Object.defineProperty(this, BRAND, { value: true });
   }
+
+  /**
+   * `err instanceof LockLostError` is `isOnceflowError(err, 'LOCK_LOST')`, so it agrees across
+   * installed copies of core. A class of your own deriving from these keeps ordinary `instanceof`.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: the class right of `instanceof`, often a subclass
+    return isInstance(this, value);
+  }
+}
+
+function isInstance(cls: typeof OnceflowError, value: unknown): boolean {
+  if (!Object.hasOwn(cls, 'code')) return Function.prototype[Symbol.hasInstance].call(cls, value);
+  return isOnceflowError(value, cls.code);
 }
 
 /** Thrown by a handler: this event can never succeed; dead-letter it now with this reason. */
 export class NonRetryableError extends OnceflowError {
+  static override readonly code = 'NON_RETRYABLE' as const;
   constructor(message: string, options?: { cause?: unknown }) {
     super('NON_RETRYABLE', message, options);
   }
@@ -55,6 +86,7 @@ export class NonRetryableError extends OnceflowError {
 
 /** Thrown by a handler: not now, try again after `delayMs` (does not count as a failure). */
 export class RetryLaterError extends OnceflowError {
+  static override readonly code = 'RETRY_LATER' as const;
   readonly delayMs: number;
   constructor(delayMs: number, message = `retry in ${delayMs} ms`) {
     super('RETRY_LATER', message);
@@ -64,6 +96,7 @@ export class RetryLaterError extends OnceflowError {
 
 /** The payload did not match the handler's schema: dead-lettered at once. */
 export class SchemaError extends OnceflowError {
+  static override readonly code = 'SCHEMA' as const;
   readonly issues: readonly { path: string; message: string }[];
   constructor(message: string, issues: readonly { path: string; message: string }[] = []) {
     super('SCHEMA', message);
@@ -73,12 +106,14 @@ export class SchemaError extends OnceflowError {
 
 /** Missing or bad signature, stale timestamp, wrong clientState. Answered with 401. */
 export class SignatureError extends OnceflowError {
+  static override readonly code = 'SIGNATURE' as const;
   constructor(message: string) {
     super('SIGNATURE', message);
   }
 }
 
 export class PayloadTooLargeError extends OnceflowError {
+  static override readonly code = 'PAYLOAD_TOO_LARGE' as const;
   readonly limitBytes: number;
   constructor(limitBytes: number) {
     super('PAYLOAD_TOO_LARGE', `body exceeds ${limitBytes} bytes`);
@@ -86,14 +121,9 @@ export class PayloadTooLargeError extends OnceflowError {
   }
 }
 
-export class UnknownSourceError extends OnceflowError {
-  constructor(source: string) {
-    super('UNKNOWN_SOURCE', `no source named "${source}"`);
-  }
-}
-
 /** A verified request that still cannot be accepted (no event id, unparseable JSON, …). */
 export class BadRequestError extends OnceflowError {
+  static override readonly code = 'BAD_REQUEST' as const;
   constructor(message: string) {
     super('BAD_REQUEST', message);
   }
@@ -101,6 +131,7 @@ export class BadRequestError extends OnceflowError {
 
 /** The inbox (or processed store) could not be reached or failed. Nothing was recorded. */
 export class StoreUnavailableError extends OnceflowError {
+  static override readonly code = 'STORE_UNAVAILABLE' as const;
   constructor(message: string, options?: { cause?: unknown }) {
     super('STORE_UNAVAILABLE', message, options);
   }
@@ -108,6 +139,7 @@ export class StoreUnavailableError extends OnceflowError {
 
 /** The broker could not confirm durability. The message may or may not have been stored. */
 export class TransportUnavailableError extends OnceflowError {
+  static override readonly code = 'TRANSPORT_UNAVAILABLE' as const;
   constructor(message: string, options?: { cause?: unknown }) {
     super('TRANSPORT_UNAVAILABLE', message, options);
   }
@@ -115,6 +147,7 @@ export class TransportUnavailableError extends OnceflowError {
 
 /** The delivery's lock/lease/visibility expired; settling it now may not take effect. */
 export class LockLostError extends OnceflowError {
+  static override readonly code = 'LOCK_LOST' as const;
   constructor(message = 'lock lost', options?: { cause?: unknown }) {
     super('LOCK_LOST', message, options);
   }
@@ -122,18 +155,21 @@ export class LockLostError extends OnceflowError {
 
 /** Another attempt already completed this event (raised inside a same-transaction mark). */
 export class AlreadyProcessedError extends OnceflowError {
+  static override readonly code = 'ALREADY_PROCESSED' as const;
   constructor(source: string, id: string) {
     super('ALREADY_PROCESSED', `${source}/${id} was already processed`);
   }
 }
 
 export class WireFormatError extends OnceflowError {
+  static override readonly code = 'WIRE_FORMAT' as const;
   constructor(message: string) {
     super('WIRE_FORMAT', message);
   }
 }
 
 export class ConfigError extends OnceflowError {
+  static override readonly code = 'CONFIG' as const;
   constructor(message: string) {
     super('CONFIG', message);
   }
@@ -145,20 +181,59 @@ export class ConfigError extends OnceflowError {
  * throws it is dead-lettered at once with this message as the reason.
  */
 export class UsageError extends OnceflowError {
+  static override readonly code = 'USAGE' as const;
   constructor(message: string) {
     super('USAGE', message);
   }
 }
 
+/** The class each code is raised as; `INTERNAL` errors are the base class. */
+export interface ErrorByCode {
+  NON_RETRYABLE: NonRetryableError;
+  RETRY_LATER: RetryLaterError;
+  SCHEMA: SchemaError;
+  SIGNATURE: SignatureError;
+  PAYLOAD_TOO_LARGE: PayloadTooLargeError;
+  BAD_REQUEST: BadRequestError;
+  STORE_UNAVAILABLE: StoreUnavailableError;
+  TRANSPORT_UNAVAILABLE: TransportUnavailableError;
+  LOCK_LOST: LockLostError;
+  ALREADY_PROCESSED: AlreadyProcessedError;
+  WIRE_FORMAT: WireFormatError;
+  CONFIG: ConfigError;
+  USAGE: UsageError;
+  INTERNAL: OnceflowError;
+}
+
 /**
- * The one normaliser: turns anything thrown into an `OnceflowError` (code `INTERNAL` for
- * foreign errors, keeping the original as `cause`).
+ * Whether `value` is an `OnceflowError` (with this `code`, if given), made by this or any other
+ * installed copy of `@onceflow/core`. The way to recognise onceflow's errors.
+ *
+ * @example
+ * catch (err) { if (isOnceflowError(err, 'RETRY_LATER')) console.log(err.delayMs); }
+ */
+export function isOnceflowError<C extends ErrorCode>(
+  value: unknown,
+  code: C,
+): value is ErrorByCode[C];
+export function isOnceflowError(value: unknown, code?: ErrorCode): value is OnceflowError;
+export function isOnceflowError(value: unknown, code?: ErrorCode): value is OnceflowError {
+  if (typeof value !== 'object' || value === null) return false;
+  const branded = value as { [BRAND]?: unknown; code?: unknown };
+  if (branded[BRAND] !== true || typeof branded.code !== 'string') return false;
+  return code === undefined || branded.code === code;
+}
+
+/**
+ * The one normaliser: turns anything thrown into an `OnceflowError`. An `OnceflowError` from any
+ * copy of core is returned as it is (code, message and fields kept); anything else becomes code
+ * `INTERNAL`, keeping the original as `cause`.
  *
  * @example
  * catch (e) { const err = toOnceflowError(e); if (err.code === 'NON_RETRYABLE') … }
  */
 export function toOnceflowError(thrown: unknown): OnceflowError {
-  if (thrown instanceof OnceflowError) return thrown;
+  if (isOnceflowError(thrown)) return thrown;
   if (thrown instanceof Error) {
     const err = new OnceflowError('INTERNAL', thrown.message, { cause: thrown });
     if (thrown.stack) err.stack = thrown.stack;
@@ -174,6 +249,13 @@ export interface ErrorInfo {
   message: string;
 }
 
+/**
+ * What `thrown` was, normalised as `toOnceflowError` does; `name` is the original error's for
+ * `INTERNAL` ones (`TypeError`, a driver's error class).
+ *
+ * @example
+ * errorInfo(new TypeError('x is undefined')); // { code: 'INTERNAL', name: 'TypeError', message: 'x is undefined' }
+ */
 export function errorInfo(thrown: unknown): ErrorInfo {
   const err = toOnceflowError(thrown);
   const original = err.code === 'INTERNAL' && err.cause instanceof Error ? err.cause : err;

@@ -1,4 +1,4 @@
-import { toOnceflowError } from '../errors.js';
+import { isOnceflowError } from '../errors.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import type { Job } from './job.js';
 import type { Verdict } from './verdict.js';
@@ -22,7 +22,7 @@ export async function applyVerdict(
       await delivery.retry({ delayMs: verdict.delayMs, error: verdict.error });
     } else await delivery.deadLetter({ reason: verdict.reason, error: verdict.error });
   } catch (err) {
-    const lost = toOnceflowError(err).code === 'LOCK_LOST';
+    const lost = isOnceflowError(err, 'LOCK_LOST');
     const msg = `could not ${verdict.action}: the transport will deliver it again`;
     if (lost) log.warn({ err, outcome: verdict }, `${msg} (lock lost)`);
     else log.error({ err, outcome: verdict }, msg);

@@ -1,4 +1,4 @@
-import { toOnceflowError } from '../errors.js';
+import { isOnceflowError } from '../errors.js';
 import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
 import type { Job } from './job.js';
 import type { Middleware } from './pipeline.js';
@@ -35,7 +35,7 @@ function startHeartbeat(job: Job, options: HeartbeatOptions, intervalMs: number)
   let ticking = false;
   let lockHeld = true;
   let leaseHeld = true;
-  const lost = (err: unknown) => toOnceflowError(err).code === 'LOCK_LOST';
+  const lost = (err: unknown) => isOnceflowError(err, 'LOCK_LOST');
 
   const tick = async () => {
     const tasks: Promise<void>[] = [];

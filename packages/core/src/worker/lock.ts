@@ -1,5 +1,5 @@
 import type { ProcessedStore } from '../contracts/inbox.js';
-import { LockLostError, toOnceflowError } from '../errors.js';
+import { isOnceflowError, LockLostError } from '../errors.js';
 import type { Job } from './job.js';
 
 /** What extending a job's locks needs. */
@@ -24,7 +24,7 @@ export async function extendTransportLock(job: Job, deps: LockDeps, ms: number):
     await job.delivery.extendLock(lockMs);
     job.lockUntil = Math.max(job.lockUntil, deps.now() + lockMs);
   } catch (err) {
-    if (toOnceflowError(err).code === 'LOCK_LOST') markLockLost(job, err as Error);
+    if (isOnceflowError(err, 'LOCK_LOST')) markLockLost(job, err);
     throw err;
   }
 }

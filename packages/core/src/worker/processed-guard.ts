@@ -1,5 +1,5 @@
 import type { ProcessedStore } from '../contracts/inbox.js';
-import { toOnceflowError } from '../errors.js';
+import { isOnceflowError } from '../errors.js';
 import type { Job } from './job.js';
 import type { Middleware } from './pipeline.js';
 
@@ -40,7 +40,7 @@ export function processedGuard(store: ProcessedStore, leaseMs: number): Middlewa
       else await quietly(job, 'release', () => store.release(source, id, token));
       return result;
     } catch (err) {
-      if (toOnceflowError(err).code === 'ALREADY_PROCESSED') {
+      if (isOnceflowError(err, 'ALREADY_PROCESSED')) {
         await quietly(job, 'complete', () => store.complete(source, id, token));
       } else {
         await quietly(job, 'release', () => store.release(source, id, token));
