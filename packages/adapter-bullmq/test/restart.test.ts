@@ -1,7 +1,7 @@
 import {
   type HandlerSpy,
   createHandlerSpy,
-  processedGuard,
+  handleOnce,
   testEnvelope,
   waitUntil,
 } from '@onceflow/conformance';
@@ -25,7 +25,7 @@ describe('bullmq transport and a Redis restart', () => {
       await transport.start();
       const effects = new Map<string, number>();
       const delayed = new Set<string>();
-      const guarded = processedGuard(createMemoryInbox(), async (d) => {
+      const guarded = handleOnce(createMemoryInbox(), async (d) => {
         effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
       });
       const spy: HandlerSpy = createHandlerSpy(

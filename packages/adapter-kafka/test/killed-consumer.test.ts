@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { processedGuard, testEnvelope, waitUntil } from '@onceflow/conformance';
+import { handleOnce, testEnvelope, waitUntil } from '@onceflow/conformance';
 import type { Delivery } from '@onceflow/core';
 import { createMemoryInbox } from '@onceflow/core/testing';
 import { afterAll, expect, it } from 'vitest';
@@ -23,7 +23,7 @@ it('a record whose consumer is killed mid-handler is handled by another group me
   await transport.start();
   const effects = new Map<string, number>();
   const handledBy = new Map<string, number[]>();
-  const guard = processedGuard(createMemoryInbox(), async (d: Delivery) => {
+  const guard = handleOnce(createMemoryInbox(), async (d: Delivery) => {
     effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
   });
   const sub = await transport.consume(

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { processedGuard, testEnvelope, waitUntil } from '@onceflow/conformance';
+import { handleOnce, testEnvelope, waitUntil } from '@onceflow/conformance';
 import { type Delivery, TransportUnavailableError } from '@onceflow/core';
 import { createMemoryInbox } from '@onceflow/core/testing';
 import { type KafkaServer, startKafkaServer } from '@onceflow/test-servers';
@@ -20,7 +20,7 @@ it('after a broker crash, publishes fail with TransportUnavailableError until it
   const transport = createKafkaTransport({ ...testOptions(topic), brokers: [...server.brokers] });
   await transport.start();
   const effects = new Map<string, number>();
-  const guard = processedGuard(createMemoryInbox(), async (d: Delivery) => {
+  const guard = handleOnce(createMemoryInbox(), async (d: Delivery) => {
     effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
   });
   const sub = await transport.consume(guard, { concurrency: 8, lockMs: 5_000 });

@@ -1,4 +1,4 @@
-import { processedGuard, sleep, testEnvelope, waitUntil } from '@onceflow/conformance';
+import { handleOnce, sleep, testEnvelope, waitUntil } from '@onceflow/conformance';
 import { createMemoryInbox } from '@onceflow/core/testing';
 import { type Envelope, toOnceflowError } from '@onceflow/core';
 import { type RabbitMqServer, startRabbitMqServer } from '@onceflow/test-servers';
@@ -19,7 +19,7 @@ describe('rabbitmq transport across a broker restart', () => {
     const consumer = createRabbitMqTransport(opts);
     await producer.start();
     const effects = new Map<string, number>();
-    const handler = processedGuard(createMemoryInbox(), async (d) => {
+    const handler = handleOnce(createMemoryInbox(), async (d) => {
       await sleep(2); // deliveries are in flight when the broker goes away
       effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
     });

@@ -1,6 +1,6 @@
 import {
   createHandlerSpy,
-  processedGuard,
+  handleOnce,
   sleep,
   testEnvelope,
   waitUntil,
@@ -35,7 +35,7 @@ async function fixture() {
 /** A handler whose effect takes HANDLER_MS behind a processed-guard, counting effects per id. */
 function slowGuardedHandler(during: (d: Delivery) => Promise<void>) {
   const effects = new Map<string, number>();
-  const guard = processedGuard(
+  const guard = handleOnce(
     createMemoryInbox(),
     async (d) => {
       const until = Date.now() + HANDLER_MS;

@@ -25,7 +25,7 @@ export {
   within,
 } from './wait.js';
 export { NON_UTF8_BYTES, asciiBytes, sameBytes, testEnvelope } from './envelopes.js';
-export { processedGuard } from './guard.js';
+export { handleOnce } from './handle-once.js';
 export { type TransportFixture, createTransportFixture } from './transport/fixture.js';
 
 // Capability records (read by scripts/capability-matrix.mjs)

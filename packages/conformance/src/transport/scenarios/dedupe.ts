@@ -3,7 +3,7 @@ import { createMemoryInbox } from '@onceflow/core/testing';
 import { dedupeKeyOf } from '@onceflow/core/kit';
 import { expect } from 'vitest';
 import { testEnvelope } from '../../envelopes.js';
-import { processedGuard } from '../../guard.js';
+import { handleOnce } from '../../handle-once.js';
 import { createHandlerSpy } from '../../spy.js';
 import { sleep, waitUntil } from '../../wait.js';
 import type { ScenarioContext, ScenarioGroup, TransportScenario } from '../scenario.js';
@@ -11,7 +11,7 @@ import type { ScenarioContext, ScenarioGroup, TransportScenario } from '../scena
 /** A spy whose acks go through a processed-guard, counting how often each effect ran. */
 function guardedSpy(ctx: ScenarioContext) {
   const effects = new Map<string, number>();
-  const guard = processedGuard(
+  const guard = handleOnce(
     createMemoryInbox(),
     async (d: Delivery) => {
       effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);

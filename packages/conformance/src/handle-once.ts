@@ -1,15 +1,16 @@
 import type { Delivery, ProcessedStore } from '@onceflow/core';
 
 /**
- * The smallest processed-guard: runs `effect` at most once per (source, id) across deliveries,
- * as the worker's guard does, using a `ProcessedStore`'s lease. Duplicates are acked; a busy
- * lease is retried after at most `maxBusyDelayMs`; an effect that throws releases the lease and
- * retries. The suite uses it to show that duplicates are harmless when the broker lets them in.
+ * A delivery handler that runs `effect` at most once per (source, id) across deliveries, using a
+ * `ProcessedStore`'s lease: the smallest stand-in for the worker's processed-guard, for transport
+ * tests that have no worker. Duplicates are acked; a busy lease is retried after at most
+ * `maxBusyDelayMs`; an effect that throws releases the lease and retries. The suite uses it to
+ * show that duplicates are harmless when the broker lets them in.
  *
  * @example
- * transport.consume(processedGuard(createMemoryInbox(), async (d) => ledger.push(d.envelope.id)), opts);
+ * transport.consume(handleOnce(createMemoryInbox(), async (d) => ledger.push(d.envelope.id)), opts);
  */
-export function processedGuard(
+export function handleOnce(
   store: ProcessedStore,
   effect: (delivery: Delivery) => Promise<void>,
   options: { readonly leaseMs?: number; readonly maxBusyDelayMs?: number } = {},
