@@ -1,8 +1,15 @@
-import { AlreadyProcessedError, ConfigError } from '@onceflow/core';
+import {
+  AlreadyProcessedError,
+  type HandlerContext,
+  LockLostError,
+  UsageError,
+} from '@onceflow/core';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createEmbedded, markProcessedInTransaction } from '../src/index.js';
-import { tempDbPath } from './helpers.js';
+import { event, tempDbPath } from './helpers.js';
+
+type LeaseHolder = Pick<HandlerContext, 'envelope' | 'processingToken'>;
 
 const LEDGER = 'CREATE TABLE ledger (event_id TEXT NOT NULL, amount INTEGER NOT NULL)';
 
@@ -117,12 +124,100 @@ describe('markProcessedInTransaction', () => {
   it('refuses to run outside a transaction or on a file without the onceflow tables', () => {
     const db = new Database(':memory:');
     try {
-      expect(() => markProcessedInTransaction(db, 'test', 'x')).toThrow(ConfigError);
+      expect(() => markProcessedInTransaction(db, 'test', 'x')).toThrow(UsageError);
       expect(() => db.transaction(() => markProcessedInTransaction(db, 'test', 'x'))()).toThrow(
-        /no onceflow tables/,
+        /no onceflow tables .*: pass the embedded store's db/,
       );
     } finally {
       db.close();
     }
+  });
+
+  it('refuses a source or id taken from the payload (undefined, empty)', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath() });
+    const db = embedded.db;
+    const payload = { id: 'evt_1' } as { id: string; source?: string };
+    const mark = db.transaction((source: unknown, id: unknown) =>
+      markProcessedInTransaction(db, source as string, id as string),
+    );
+    expect(() => mark.immediate(payload.source, payload.id)).toThrow(
+      /^markProcessedInTransaction: source must be a non-empty string, got undefined: pass the handler's ctx/,
+    );
+    expect(() => mark.immediate('test', '')).toThrow(UsageError);
+    expect((await embedded.processed.begin('test', 'evt_1', { leaseMs: 1 })).status).toBe(
+      'acquired',
+    );
+  });
+});
+
+describe('markProcessedInTransaction(db, ctx): the mark holds while this attempt owns the lease', () => {
+  const withLedger = () => {
+    const embedded = createEmbedded({ path: tempDbPath() });
+    embedded.db.exec(LEDGER);
+    const record = embedded.db.transaction((ctx: LeaseHolder) => {
+      markProcessedInTransaction(embedded.db, ctx);
+      embedded.db
+        .prepare('INSERT INTO ledger (event_id, amount) VALUES (?, ?)')
+        .run(ctx.envelope.id, 42);
+    });
+    const attempt = (ctx: LeaseHolder): unknown => {
+      try {
+        record.immediate(ctx);
+        return undefined;
+      } catch (err) {
+        return err;
+      }
+    };
+    const rows = () =>
+      (embedded.db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number }).n;
+    /** A context holding a real processing lease, as the worker builds it. */
+    const leased = async (id: string, leaseMs = 60_000): Promise<LeaseHolder> => {
+      const begun = await embedded.processed.begin('test', id, { leaseMs });
+      if (begun.status !== 'acquired') throw new Error(`${id}: ${begun.status}`);
+      return { envelope: event(id), processingToken: begun.token };
+    };
+    return { embedded, attempt, rows, leased };
+  };
+
+  it('marks under the lease; a second attempt after completion is AlreadyProcessedError', async () => {
+    const { embedded, attempt, rows, leased } = withLedger();
+    await using _ = embedded;
+    const ctx = await leased('evt_1');
+    expect(attempt(ctx)).toBeUndefined();
+    expect(attempt(ctx)).toBeInstanceOf(AlreadyProcessedError);
+    expect(rows()).toBe(1);
+    expect((await embedded.processed.begin('test', 'evt_1', { leaseMs: 1 })).status).toBe(
+      'processed',
+    );
+  });
+
+  it('another attempt took the expired lease: LockLostError for the late one, the holder marks', async () => {
+    const { embedded, attempt, rows, leased } = withLedger();
+    await using _ = embedded;
+    const late = await leased('evt_1', 1);
+    await new Promise((r) => setTimeout(r, 5));
+    const holder = await leased('evt_1');
+    const err = attempt(late);
+    expect(err).toBeInstanceOf(LockLostError);
+    expect((err as Error).message).toMatch(/lost to another attempt/);
+    expect(attempt(holder)).toBeUndefined();
+    expect(attempt(late)).toBeInstanceOf(AlreadyProcessedError);
+    expect(rows()).toBe(1);
+  });
+
+  it('misuse is a UsageError: another file, or a ctx without a lease', async () => {
+    const { embedded, attempt, rows, leased } = withLedger();
+    await using _ = embedded;
+    await using other = createEmbedded({ path: tempDbPath() });
+    await other.start();
+    const ctx = await leased('evt_1');
+    const elsewhere = other.db.transaction(() => markProcessedInTransaction(other.db, ctx));
+    expect(() => elsewhere.immediate()).toThrow(
+      'markProcessedInTransaction: no processing lease for test/evt_1 in this database: pass the db of the embedded store the worker uses as its processed store',
+    );
+    const noLease = attempt({ envelope: event('evt_2'), processingToken: '' });
+    expect(noLease).toBeInstanceOf(UsageError);
+    expect((noLease as Error).message).toMatch(/ctx holds no processing lease/);
+    expect(rows()).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { createWorker, defineHandler, type Envelope } from '@onceflow/core';
+import { createWorker, defineHandler, type HandlerContext } from '@onceflow/core';
 import { describe, expect, it } from 'vitest';
 import { createEmbedded, markProcessedInTransaction } from '../src/index.js';
 import { event, tempDbPath, waitFor } from './helpers.js';
@@ -12,9 +12,12 @@ describe('the worker over the embedded transport, processed-guard and a ledger i
     const rows = (id: string) =>
       (db.prepare('SELECT count(*) AS n FROM ledger WHERE event_id = ?').get(id) as { n: number })
         .n;
-    const record = db.transaction((env: Envelope, attempt: number) => {
-      markProcessedInTransaction(db, env.source, env.id);
-      db.prepare('INSERT INTO ledger (event_id, attempt) VALUES (?, ?)').run(env.id, attempt);
+    const record = db.transaction((ctx: HandlerContext) => {
+      markProcessedInTransaction(db, ctx);
+      db.prepare('INSERT INTO ledger (event_id, attempt) VALUES (?, ?)').run(
+        ctx.envelope.id,
+        ctx.attempt,
+      );
     });
 
     const transport = embedded.transport('work');
@@ -32,7 +35,7 @@ describe('the worker over the embedded transport, processed-guard and a ledger i
               // Outlives its lease; attempt 2 commits first, so this attempt's mark must lose.
               await waitFor(() => rows('evt_slow') === 1, 5000, 'attempt 2 of evt_slow');
             }
-            record.immediate(ctx.envelope, ctx.attempt);
+            record.immediate(ctx);
           },
         }),
       ],
@@ -57,5 +60,29 @@ describe('the worker over the embedded transport, processed-guard and a ledger i
       attempt: 2,
     });
     expect(await transport.deadLetters.count()).toBe(0);
+  });
+
+  it('dead-letters a misused mark on its first attempt, with what to do as the reason', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath(), pollIntervalMs: 20 });
+    const transport = embedded.transport('work');
+    const worker = createWorker({
+      transport,
+      processed: embedded.processed,
+      handlers: [
+        defineHandler({
+          type: 'test.event',
+          async handle(_event, ctx) {
+            markProcessedInTransaction(embedded.db, ctx); // no transaction around it
+          },
+        }),
+      ],
+    });
+    await worker.start();
+    await transport.publish([{ envelope: event('evt_1') }]);
+    await waitFor(async () => (await transport.deadLetters.count()) === 1, 5000, 'dead letter');
+    await worker.close();
+    const [dead] = await transport.deadLetters.list();
+    expect(dead).toMatchObject({ attempts: 1, lastError: { code: 'USAGE' } });
+    expect(dead?.reason).toMatch(/^markProcessedInTransaction must run inside a transaction/);
   });
 });
