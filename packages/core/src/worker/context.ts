@@ -28,7 +28,12 @@ export interface HandlerContext {
   extendLock(ms: number): Promise<void>;
   /** Logger carrying eventId, eventType, source and attempt. */
   readonly log: Logger;
-  /** The processing-lease token, for a processed mark written in the handler's own transaction. */
+  /**
+   * The token of this attempt's processing lease in the worker's processed store. Read by the
+   * same-transaction marks (`markProcessed(client, ctx, …)` in `@onceflow/inbox-postgres`,
+   * `markProcessedInTransaction(db, ctx)` in `@onceflow/embedded`), which hold only while this
+   * attempt owns the lease: pass them `ctx` rather than copying it.
+   */
   readonly processingToken: string;
 }
 
