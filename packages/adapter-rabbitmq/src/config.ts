@@ -48,9 +48,12 @@ const optionsSchema = z
     consumerTimeoutMs: positiveInt.default(1_800_000),
     /** Largest encoded envelope `publish` accepts (bytes). Default 8 MiB (the broker allows 128 MiB). */
     maxMessageBytes: positiveInt.default(8 * MiB),
-    /** First reconnect delay after a lost connection (ms), doubling up to `reconnectMaxMs`. Default 100. */
+    /**
+     * Ceiling of the first reconnect delay after a lost connection (ms), doubling up to
+     * `reconnectMaxMs`; each delay is drawn below its ceiling (full jitter). Default 100.
+     */
     reconnectMinMs: positiveInt.default(100),
-    /** Longest reconnect delay (ms), at least `reconnectMinMs`. Default 5000. */
+    /** Highest reconnect delay ceiling (ms), at least `reconnectMinMs`. Default 5000. */
     reconnectMaxMs: positiveInt.default(5_000),
     /** Shown as the connection name in the management UI and `rabbitmqctl list_connections`. Default `onceflow`. */
     connectionName: z.string().min(1).default('onceflow'),

@@ -1,4 +1,4 @@
-import { createInFlight, runDelivery } from '@onceflow/core/kit';
+import { createBackoff, createInFlight, runDelivery } from '@onceflow/core/kit';
 import { type Delivery, type Logger, LockLostError, type Subscription } from '@onceflow/core';
 import type { Channel, Message } from 'amqplib';
 import { type AckBatcher, createAckBatcher } from './acks.js';
@@ -43,7 +43,10 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   let current: Attached | undefined;
   let closing = false;
   let timer: NodeJS.Timeout | undefined;
-  let delay = deps.reconnectMinMs;
+  const backoff = createBackoff({
+    baseDelayMs: deps.reconnectMinMs,
+    maxDelayMs: deps.reconnectMaxMs,
+  });
 
   const deliver = async (on: Attached, msg: Message) => {
     let work: ReturnType<typeof fromWorkMessage>;
@@ -120,7 +123,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       return;
     }
     current = on;
-    delay = deps.reconnectMinMs;
+    backoff.reset();
   };
 
   const schedule = () => {
@@ -131,8 +134,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         logger.warn({ err, queue: names.work }, 'rabbitmq consumer: re-attach failed');
         schedule();
       });
-    }, delay);
-    delay = Math.min(delay * 2, deps.reconnectMaxMs);
+    }, backoff.next());
   };
 
   await attach();
@@ -140,7 +142,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     if (current || closing) return;
     if (timer) clearTimeout(timer);
     timer = undefined;
-    delay = deps.reconnectMinMs;
+    backoff.reset();
     schedule();
   });
 

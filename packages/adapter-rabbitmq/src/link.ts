@@ -1,12 +1,12 @@
 import { type Logger, TransportUnavailableError } from '@onceflow/core';
-import { brokerCall } from '@onceflow/core/kit';
+import { brokerCall, createBackoff } from '@onceflow/core/kit';
 import amqp, { type ChannelModel } from 'amqplib';
 
 /**
  * One AMQP connection that comes back by itself. After an unexpected close (broker restart,
- * network loss) it reconnects with exponential backoff (`minMs` doubling up to `maxMs`) until it
- * succeeds or `close()` is called, and tells `onConnect` listeners each time it is back so they
- * can reopen channels. While it is down, `connection()` rejects with `TransportUnavailableError`
+ * network loss) it reconnects with exponential backoff and full jitter (a delay ceiling of
+ * `minMs` doubling up to `maxMs`) until it succeeds or `close()` is called, and tells `onConnect`
+ * listeners each time it is back so they can reopen channels. While it is down, `connection()` rejects with `TransportUnavailableError`
  * at once, except while a connect attempt is under way, which it waits for.
  */
 export interface Link {
@@ -31,7 +31,7 @@ export function createLink(options: LinkOptions): Link {
   let live: ChannelModel | undefined;
   let attempt: Promise<ChannelModel> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let delay = options.minMs;
+  const backoff = createBackoff({ baseDelayMs: options.minMs, maxDelayMs: options.maxMs });
   let serverVersion: string | undefined;
   let closed = false;
   const listeners = new Set<(connection: ChannelModel) => void>();
@@ -41,8 +41,7 @@ export function createLink(options: LinkOptions): Link {
     timer = setTimeout(() => {
       timer = undefined;
       connect().catch(() => scheduleReconnect());
-    }, delay);
-    delay = Math.min(delay * 2, options.maxMs);
+    }, backoff.next());
   };
 
   const connect = (): Promise<ChannelModel> => {
@@ -65,7 +64,7 @@ export function createLink(options: LinkOptions): Link {
         scheduleReconnect();
       });
       live = conn;
-      delay = options.minMs;
+      backoff.reset();
       for (const listener of listeners) listener(conn);
       return conn;
     }).finally(() => {

@@ -4,7 +4,7 @@ import {
   ReceiveMessageCommand,
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { createInFlight, ONCEFLOW_HEADERS, runDelivery } from '@onceflow/core/kit';
+import { createBackoff, createInFlight, ONCEFLOW_HEADERS, runDelivery } from '@onceflow/core/kit';
 import {
   type Delivery,
   type Envelope,
@@ -54,7 +54,7 @@ const heldFor = (concurrency: number, fifo: boolean) => (fifo ? 2 * concurrency 
  * acked or dead-lettered the group's later ones are made visible again unhandled, so the group
  * keeps its order (their receive count, and so their `attempt`, still grows by one). On a
  * standard queue, copies of one dedupe key held by this consumer run one after another. Receive
- * errors (an unreachable endpoint, throttling) are logged and retried with backoff.
+ * errors (an unreachable endpoint, throttling) are logged and retried with jittered backoff.
  *
  * `close()` stops receiving, then resolves once every in-flight handler has returned and its
  * settlement is recorded. An open long poll is not aborted but waited for (up to
@@ -173,7 +173,7 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
   };
 
   const loop = async () => {
-    let failures = 0;
+    const backoff = createBackoff({ baseDelayMs: 200, maxDelayMs: 5_000 });
     while (!stop.signal.aborted) {
       const n = await slots.acquire(RECEIVE_MAX, GATHER_MS);
       if (n === 0) break;
@@ -190,11 +190,11 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
           }),
         );
         messages = out.Messages ?? [];
-        failures = 0;
+        backoff.reset();
       } catch (err) {
         slots.release(n);
         if (stop.signal.aborted) break;
-        const waitMs = Math.min(5000, 200 * 2 ** failures++);
+        const waitMs = backoff.next();
         logger.warn({ err, url, waitMs }, 'sqs: receive failed; retrying');
         await new Promise((r) => setTimeout(r, waitMs));
         continue;

@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry } from '@aws-sdk/client-sqs';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { createBackoff } from '@onceflow/core/kit';
 import { SQS_MAX_MESSAGE_BYTES } from './config.js';
 import { asTransport, SqsPublishError, type SqsUnsentMessage } from './errors.js';
 import type { SqsOutgoing } from './marshal.js';
@@ -53,7 +54,7 @@ function entryOf({ index, message: m }: Indexed, fifo: boolean): SendMessageBatc
 
 /**
  * Sends one batch; re-sends the entries SQS failed through no fault of the sender (throttling,
- * an internal error) up to 4 more times, with backoff. Returns the entries not stored in the end
+ * an internal error) up to 4 more times, with jittered backoff. Returns the entries not stored in the end
  * (those SQS blamed on the entry at once): empty when every entry is stored. Never drops one.
  * A failed call (no per-entry answer) rejects with `TransportUnavailableError`.
  */
@@ -63,6 +64,7 @@ async function sendBatch(
 ): Promise<SqsUnsentMessage[]> {
   const unsent: SqsUnsentMessage[] = [];
   let pending = batch.map((m) => entryOf(m, target.fifo));
+  const backoff = createBackoff({ baseDelayMs: 25, maxDelayMs: 400 });
   for (let round = 0; pending.length > 0; round++) {
     const out = await asTransport('publish', () =>
       target.client.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: pending })),
@@ -79,7 +81,7 @@ async function sendBatch(
       else retry.add(f.Id ?? '');
     }
     pending = pending.filter((e) => retry.has(e.Id ?? ''));
-    if (pending.length > 0) await new Promise((r) => setTimeout(r, 25 * 2 ** round));
+    if (pending.length > 0) await new Promise((r) => setTimeout(r, backoff.next()));
   }
   return unsent.sort((a, b) => a.index - b.index);
 }

@@ -37,6 +37,7 @@ export { parseConsumeOptions } from './transport-kit/consume-options.js';
 export { type Subscriptions, createSubscriptions } from './transport-kit/subscriptions.js';
 export { type LockWatch, type LockWatchOptions, watchLock } from './transport-kit/lock-watch.js';
 export { type BrokerCallOptions, brokerCall } from './transport-kit/broker-call.js';
+export { type Backoff, type BackoffOptions, createBackoff } from './transport-kit/backoff.js';
 
 // Broker-message metadata
 export {
