@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm test`: brings up what the project can start, fails naming anything missing, never skips.
 // Then: typecheck, lint, circular-import check, build + publint of every package, the API reports,
-// and every package's tests (sequentially: 2 cores),
+// the API reference (TypeDoc, validation only), and every package's tests (sequentially: 2 cores),
 // ending with one plain line "N passed, N failed".
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -51,6 +51,7 @@ for (const [cmd, args] of [
   ['pnpm', ['run', 'check:cycles']],
   ['pnpm', ['run', 'check:packages']],
   ['pnpm', ['run', 'api:check']],
+  ['pnpm', ['run', 'docs:check']],
 ]) {
   if (run(cmd, args) !== 0) {
     console.error(`\nFAILED: ${cmd} ${args.join(' ')}`);
