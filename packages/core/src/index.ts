@@ -99,6 +99,8 @@ export { type Relay, type RelayOptions, createRelay } from './relay.js';
 export {
   type EventHandler,
   type HandlerContext,
+  type HandlerMiddleware,
+  type HandlerStep,
   type RetryPolicy,
   type Worker,
   type WorkerConfig,

@@ -5,6 +5,7 @@ import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import type { EventHandler } from './handler.js';
+import type { HandlerMiddleware } from './middleware.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 /** Everything `createWorker` takes. Only `transport`, `processed` and `handlers` are required. */
@@ -15,6 +16,13 @@ export interface WorkerConfig {
   readonly processed: ProcessedStore;
   /** One handler per event type (`defineHandler`). Two handlers for one type are a config error. */
   readonly handlers: readonly EventHandler[];
+  /**
+   * Your own steps around every handler (timeout, tracing, timing), the first outermost. They run
+   * after the processed-guard, the attempts gate and the heartbeat, right around the handler, and
+   * only when it is about to run; their outcome is the handler's (see `HandlerMiddleware`).
+   * Default none.
+   */
+  readonly middleware?: readonly HandlerMiddleware[] | undefined;
   /** Retry policy: exponential backoff with full jitter. */
   readonly retry?: Partial<RetryPolicy> | undefined;
   /** Most handler calls in flight at once (the transport's prefetch). Default 8. */
@@ -76,6 +84,9 @@ const schema = z
         ),
       )
       .min(1),
+    middleware: z
+      .array(z.custom<HandlerMiddleware>(isFn, 'must be a function (next) => step'))
+      .default([]),
     retry: z
       .object({
         maxAttempts: z.number().int().min(1).default(8),

@@ -4,7 +4,10 @@ import { deriveIdempotencyKey } from './idempotency-key.js';
 import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
 import type { Job } from './job.js';
 
-/** What a handler gets besides the event. One per delivery; do not keep it after `handle` returns. */
+/**
+ * What a handler gets besides the event, and what each step of `WorkerConfig.middleware` gets.
+ * One per delivery; do not keep it after `handle` returns.
+ */
 export interface HandlerContext {
   readonly envelope: Envelope;
   /** 1 on the first delivery; every redelivery adds one (retries, busy retries, lock expiry). */

@@ -29,8 +29,8 @@ export interface Worker {
 }
 
 /**
- * Creates a worker: processed-guard → attempts gate → heartbeat → schema → handler, each delivery
- * settled by one verdict (`verdict.ts`). No I/O until `start()`.
+ * Creates a worker: processed-guard → attempts gate → heartbeat → your `middleware` → schema →
+ * handler, each delivery settled by one verdict (`verdict.ts`). No I/O until `start()`.
  *
  * Delivery guarantees depend on the transport: at-least-once delivery, effectively-once effects
  * through the processed-guard and `ctx.idempotencyKey`; per-key ordering only where the transport
@@ -52,7 +52,7 @@ export function createWorker(config: WorkerConfig): Worker {
       attemptsGate(cfg.retry.maxAttempts),
       heartbeat({ ...lockDeps, intervalMs: cfg.heartbeatMs, lockMs: cfg.lockMs }),
     ],
-    invokeHandler(lockDeps),
+    invokeHandler(lockDeps, cfg.middleware),
   );
   const running = createRunningJobs();
   const policyFor = (job: Job): VerdictPolicy => ({
