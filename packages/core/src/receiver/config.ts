@@ -33,7 +33,7 @@ const schema = z.object({
     .int()
     .positive()
     .default(256 * 1024),
-  leaseMs: z.number().int().positive().default(30_000),
+  leaseMs: z.number().int().positive().default(10_000),
   retryAfterSec: z.number().int().nonnegative().default(5),
   inboxRetentionMs: z.number().positive().default(DEFAULT_INBOX_RETENTION_MS),
   keepHeaders: z
@@ -55,7 +55,15 @@ export interface ReceiverConfig {
   transport: Pick<Transport, 'publish'>;
   /** Larger bodies are refused with 413 before (Content-Length) or while reading. Default 256 KiB. */
   maxBodyBytes?: number | undefined;
-  /** Lease on a fresh claim, in ms; after it a crashed request's claim goes to the relay. Default 30 s. */
+  /**
+   * Lease on a fresh claim, in ms. Default 10 s. While it lasts, a sender's retry of the same event
+   * is answered 503 `in-flight`; after it, the retry takes the claim over and publishes (the relay
+   * does so too, once the claim is `olderThanMs` old, 60 s by default). A receive takes
+   * milliseconds, so the lease only has to outlive one slow receive, its publish included: the
+   * default keeps a crashed request from answering retries 503 for long. A publish that outlasts
+   * it is harmless: the retry publishes a second copy with the same dedupe key, which broker dedupe
+   * and the worker's processed-guard absorb, and the slow request's `markEnqueued` is a no-op.
+   */
   leaseMs?: number | undefined;
   /** `Retry-After` seconds sent with 503. Default 5. */
   retryAfterSec?: number | undefined;

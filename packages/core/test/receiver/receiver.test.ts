@@ -184,6 +184,12 @@ describe('receiver over node:http', () => {
     expect((await postStripe(r.url, body)).status).toBe(200);
   });
 
+  it('claims with a 10 s lease by default: a crashed request holds off retries for 10 s at most', async () => {
+    await using r = await startReceiver();
+    await postStripe(r.url, stripeEvent('evt_lease'));
+    expect(r.spies.claim.mock.calls[0]?.[1]).toEqual({ leaseMs: 10_000 });
+  });
+
   it('still answers 202 when markEnqueued fails after a durable publish', async () => {
     await using r = await startReceiver();
     r.spies.markEnqueued.mockRejectedValueOnce(new StoreUnavailableError('timeout'));
