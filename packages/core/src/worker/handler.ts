@@ -32,12 +32,14 @@ export interface EventHandler<E = unknown> {
 export function defineHandler<S extends z.ZodType>(definition: {
   readonly type: string;
   readonly schema: S;
-  handle(event: z.output<S>, ctx: HandlerContext): Promise<void>;
+  // A property, not a method: TypeScript checks a method's parameters bivariantly, and would let
+  // `handle(event: { amount: number })` through without a schema (test/types/define-handler.test-d.ts).
+  readonly handle: (event: z.output<S>, ctx: HandlerContext) => Promise<void>;
 }): EventHandler<z.output<S>>;
 export function defineHandler(definition: {
   readonly type: string;
   readonly schema?: undefined;
-  handle(event: unknown, ctx: HandlerContext): Promise<void>;
+  readonly handle: (event: unknown, ctx: HandlerContext) => Promise<void>;
 }): EventHandler;
 export function defineHandler(definition: EventHandler): EventHandler {
   return Object.freeze({
