@@ -46,6 +46,9 @@ export interface RelayOptions {
  *
  * Safe to run on several processes at once: `takeStale` hands each claim to one taker under a
  * lease. On a failed publish nothing is released: the lease runs out and a later run retries.
+ *
+ * `close()` stops the timer and waits for a run in progress. It closes neither the inbox nor the
+ * transport: their creator does, after `relay.close()`.
  */
 export interface Relay extends Ticker {
   /** Drains stale claims batch by batch; resolves with how many it published. Rejects if a publish failed. */

@@ -17,7 +17,8 @@ export { assertRetentionCovers, DEFAULT_INBOX_RETENTION_MS } from './retention.j
 
 /**
  * The webhook endpoint. Stateless apart from its config: any number of requests may run
- * concurrently, on any number of processes sharing one inbox.
+ * concurrently, on any number of processes sharing one inbox. It holds nothing to close: stop your
+ * HTTP server first, then whoever created the inbox and the transport closes them.
  */
 export interface Receiver {
   /**

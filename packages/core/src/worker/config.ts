@@ -10,9 +10,15 @@ import type { RetryPolicy } from './retry-policy.js';
 
 /** Everything `createWorker` takes. Only `transport`, `processed` and `handlers` are required. */
 export interface WorkerConfig {
-  /** Where deliveries come from. The worker calls its `start()` (idempotent) but never closes it. */
+  /**
+   * Where deliveries come from. The worker calls its `start()` (idempotent) and closes only its
+   * own subscription: whoever created the transport closes it, after `worker.close()`.
+   */
   readonly transport: Transport;
-  /** The processed-guard's store (e.g. the inbox store, which implements it). */
+  /**
+   * The processed-guard's store (e.g. the inbox store, which implements it). Never closed by the
+   * worker: its creator closes it (or its pool), after `worker.close()`.
+   */
   readonly processed: ProcessedStore;
   /** One handler per event type (`defineHandler`). Two handlers for one type are a config error. */
   readonly handlers: readonly EventHandler[];

@@ -14,7 +14,10 @@ import { createRunningJobs } from './running-jobs.js';
 import { unknownType } from './unknown-type.js';
 import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
-/** A running set of handlers over one transport. */
+/**
+ * A running set of handlers over one transport. It closes only what it created (its
+ * subscription); the transport and the processed store stay open for their creator to close.
+ */
 export interface Worker {
   /** Starts the transport (idempotent) and begins consuming. Idempotent; rejects once closed. */
   start(): Promise<void>;
@@ -22,9 +25,11 @@ export interface Worker {
    * Graceful shutdown: stops taking deliveries, waits up to `shutdownTimeoutMs` for in-flight
    * handlers, then aborts their `ctx.signal` and waits until each has returned and its delivery
    * is settled. Work that did not finish is retried (released to the broker), never acked.
-   * Does not close the transport. Idempotent.
+   * Closes the worker's subscription, not the transport or the processed store: close those after
+   * this resolves. Idempotent; `start()` rejects afterwards.
    */
   close(): Promise<void>;
+  /** `close()`, so that `await using worker = createWorker(…)` closes it at the end of the scope. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -39,6 +44,7 @@ export interface Worker {
  * @example
  * await using worker = createWorker({ transport, processed: inbox, handlers: [onPayment] });
  * await worker.start();
+ * // leaving the scope closes the worker; `transport` and `inbox` stay open for their creator
  */
 export function createWorker(config: WorkerConfig): Worker {
   const cfg = parseWorkerConfig(config);

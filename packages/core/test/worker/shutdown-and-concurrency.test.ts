@@ -127,4 +127,30 @@ describe('concurrency and shutdown', () => {
     await never.close();
     await expect(never.start()).rejects.toThrow(ConfigError);
   });
+
+  it('await using closes the worker at the end of its scope; the transport and store stay open', async () => {
+    await using f = fixture();
+    const handled: string[] = [];
+    const handlers = [
+      defineHandler({
+        type: 'scoped',
+        async handle(_event, ctx) {
+          handled.push(ctx.envelope.id);
+        },
+      }),
+    ];
+    const first = event('scoped', {});
+    {
+      await using worker = createWorker({ transport: f.transport, processed: f.inbox, handlers });
+      await worker.start();
+      await f.publish(first);
+      await waitFor(() => handled.length === 1, { what: 'the first event' });
+    }
+    const second = event('scoped', {});
+    await f.publish(second); // the transport is still open
+    await sleep(50);
+    expect(handled).toEqual([first.id]);
+    expect(f.transport.broker.depth(f.transport.queue)).toBe(1);
+    expect(await f.inbox.isProcessed('test', first.id)).toBe(true); // the store too
+  });
 });
