@@ -19,10 +19,10 @@ export interface ScenarioRecord {
  */
 export interface ConformanceRecord {
   readonly format: 1;
-  readonly kind: 'transport' | 'inbox';
+  readonly kind: 'transport' | 'inbox' | 'store';
   /** The label given to `describe…Conformance`. */
   readonly label: string;
-  /** `transport.name` (transports) or the label (inbox stores). */
+  /** `transport.name` (transports) or the label (stores). */
   readonly name: string;
   readonly capabilities?: unknown;
   readonly scenarios: readonly ScenarioRecord[];

@@ -51,6 +51,19 @@ export type {
   StaleClaim,
 } from './contracts/inbox.js';
 export type {
+  BeginOptions,
+  DeadLetterFields,
+  EventRecord,
+  EventState,
+  HistoryEntry,
+  RecordAction,
+  RecordFilter,
+  RecordPage,
+  RecordQuery,
+  RecordStore,
+} from './contracts/records.js';
+export { HISTORY_LIMIT } from './contracts/records.js';
+export type {
   HandshakeResponse,
   IncomingWebhook,
   VerifiedEvent,
