@@ -1,0 +1,4 @@
+import { createMemoryStore } from '@onceflow/core/testing';
+import { describeStoreConformance } from '@onceflow/conformance';
+
+describeStoreConformance('memory', { createStore: async () => createMemoryStore() });
