@@ -1,4 +1,4 @@
-import type { OnceflowMetrics } from '@onceflow/core';
+import type { PrometheusMetrics } from '@onceflow/core';
 import type { PaymentsApi } from './payments.js';
 import type { SendReport } from './sender.js';
 import type { Stack } from './stack.js';
@@ -47,7 +47,7 @@ const mib = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 
 export async function summarise(input: {
   sent: SendReport;
   stack: Stack;
-  metrics: OnceflowMetrics;
+  metrics: PrometheusMetrics;
   payments: PaymentsApi;
   workerSuppressed: number;
   kills: number;

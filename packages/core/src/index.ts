@@ -124,7 +124,15 @@ export {
   deriveIdempotencyKey,
 } from './worker/index.js';
 
-// Observability
+// Observability: our own Logger and metrics ports; pino and prom-client are the defaults
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';
-export { type OnceflowMetrics, createMetrics } from './observability/metrics.js';
+export {
+  type MetricCounter,
+  type MetricGauge,
+  type MetricHistogram,
+  type MetricLabels,
+  type OnceflowMetrics,
+  type PrometheusMetrics,
+  createMetrics,
+} from './observability/metrics.js';
 export { type StoreMonitorOptions, createStoreMonitor } from './observability/store-monitor.js';

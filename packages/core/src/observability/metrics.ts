@@ -1,22 +1,70 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
+/** A value for each label name, on every call. */
+export type MetricLabels<L extends string> = Readonly<Record<L, string>>;
+
+/** Counts events: each `inc` adds one. prom-client's `Counter` fits. */
+export interface MetricCounter<L extends string> {
+  inc(labels: MetricLabels<L>): void;
+}
+
+/** Records a distribution of values (seconds, in onceflow's). prom-client's `Histogram` fits. */
+export interface MetricHistogram<L extends string> {
+  observe(labels: MetricLabels<L>, value: number): void;
+}
+
+/** Holds the last value set. Unlabelled gauges get `{}` as labels. prom-client's `Gauge` fits. */
+export interface MetricGauge<L extends string> {
+  set(labels: MetricLabels<L>, value: number): void;
+}
+
 /**
- * The metrics an operator alerts on, as prom-client instruments on one registry. Create one per
- * process and pass it to the receiver, worker and relay; expose `registry.metrics()` on /metrics.
+ * The metrics port: what the receiver, worker, relay and store monitor record. `createMetrics()`
+ * is the prom-client implementation; any object of these instruments works (OpenTelemetry,
+ * StatsD, plain counters in a test). Instruments are called on the hot path and must not throw
+ * or block.
  *
- * Alert on: `onceflow_oldest_unprocessed_age_seconds` (work stuck), `onceflow_dead_letter_depth`
- * (> 0), `rate(onceflow_payload_conflicts_total)` (> 0: a sender reused an id with other bytes),
- * `onceflow_receipt_lag_seconds` (sender → receiver delay), 503s in `onceflow_webhooks_received_total`.
+ * Alert on: `oldestUnprocessedAge` (work stuck), `deadLetterDepth` (> 0), the rate of
+ * `payloadConflicts` (> 0: a sender reused an id with other bytes), `receiptLag` (sender →
+ * receiver delay), `unavailable` outcomes (503s) in `webhooksReceived`.
  */
 export interface OnceflowMetrics {
-  readonly registry: Registry;
   /** Requests answered, by source and outcome (`accepted`, `duplicate`, `conflict`, `unauthorized`, `too-large`, `unavailable`, `in-flight`, `bad-request`, `unknown-source`, `handshake`). */
-  readonly webhooksReceived: Counter<'source' | 'outcome'>;
+  readonly webhooksReceived: MetricCounter<'source' | 'outcome'>;
   /** Seconds from the sender's `occurredAt` to receipt. */
-  readonly receiptLag: Histogram<'source'>;
+  readonly receiptLag: MetricHistogram<'source'>;
   /** Seconds spent answering a webhook. */
-  readonly receiveDuration: Histogram<'source' | 'outcome'>;
+  readonly receiveDuration: MetricHistogram<'source' | 'outcome'>;
   /** Duplicates that caused no work: `inbox` at the receiver, `worker` at the processed-guard. */
+  readonly duplicatesSuppressed: MetricCounter<'source' | 'layer'>;
+  /** Same event id received with another payload hash. */
+  readonly payloadConflicts: MetricCounter<'source'>;
+  /** Events handled successfully. */
+  readonly processed: MetricCounter<'type'>;
+  /** Deliveries scheduled for retry, by the error code or reason (`BUSY`, `SHUTDOWN`). */
+  readonly retries: MetricCounter<'type' | 'code'>;
+  readonly deadLettered: MetricCounter<'type' | 'code'>;
+  /** Seconds the handler ran, by outcome. */
+  readonly handlerDuration: MetricHistogram<'type' | 'outcome'>;
+  /** Stale inbox claims published by the relay. */
+  readonly relayRepublished: MetricCounter<'source'>;
+  /** Dead letters stored, per transport (set by `createStoreMonitor`). */
+  readonly deadLetterDepth: MetricGauge<'transport'>;
+  /** Seconds since the oldest accepted event not yet processed (set by `createStoreMonitor`). */
+  readonly oldestUnprocessedAge: MetricGauge<never>;
+  /** Inbox claims not yet enqueued (set by `createStoreMonitor`). */
+  readonly inboxPending: MetricGauge<never>;
+}
+
+/**
+ * `createMetrics()`'s metrics: prom-client instruments on one registry, so their values can be
+ * read (`await metrics.processed.get()`) and served (`registry.metrics()` on /metrics).
+ */
+export interface PrometheusMetrics extends OnceflowMetrics {
+  readonly registry: Registry;
+  readonly webhooksReceived: Counter<'source' | 'outcome'>;
+  readonly receiptLag: Histogram<'source'>;
+  readonly receiveDuration: Histogram<'source' | 'outcome'>;
   readonly duplicatesSuppressed: Counter<'source' | 'layer'>;
   readonly payloadConflicts: Counter<'source'>;
   readonly processed: Counter<'type'>;
@@ -24,21 +72,22 @@ export interface OnceflowMetrics {
   readonly deadLettered: Counter<'type' | 'code'>;
   readonly handlerDuration: Histogram<'type' | 'outcome'>;
   readonly relayRepublished: Counter<'source'>;
-  /** Set by `watchDepth`-style collectors: dead letters stored, per transport. */
   readonly deadLetterDepth: Gauge<'transport'>;
-  /** Age of the oldest accepted event not yet processed. */
   readonly oldestUnprocessedAge: Gauge;
   readonly inboxPending: Gauge;
 }
 
 /**
+ * The default `OnceflowMetrics`: prom-client instruments named `onceflow_…` (or `prefix`), on
+ * `registry` or a new one. Create one per process and pass it to the receiver, worker and relay.
+ *
  * @example
  * const metrics = createMetrics();
  * http.createServer(async (_, res) => res.end(await metrics.registry.metrics()));
  */
 export function createMetrics(
   options: { registry?: Registry; prefix?: string } = {},
-): OnceflowMetrics {
+): PrometheusMetrics {
   const registry = options.registry ?? new Registry();
   const p = options.prefix ?? 'onceflow_';
   const registers = [registry];

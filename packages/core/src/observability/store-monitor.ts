@@ -34,10 +34,9 @@ export function createStoreMonitor(options: StoreMonitorOptions): Ticker {
     if (inbox) {
       const stats = await inbox.stats();
       const oldest = stats.oldestUnprocessedAt?.getTime();
-      metrics.oldestUnprocessedAge.set(
-        oldest === undefined ? 0 : Math.max(0, (now() - oldest) / 1000),
-      );
-      metrics.inboxPending.set(stats.pending);
+      const age = oldest === undefined ? 0 : Math.max(0, (now() - oldest) / 1000);
+      metrics.oldestUnprocessedAge.set({}, age);
+      metrics.inboxPending.set({}, stats.pending);
       read++;
     }
     for (const transport of transports) {
