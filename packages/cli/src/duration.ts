@@ -1,4 +1,4 @@
-import { UsageError } from './usage-error.js';
+import { CommandLineError } from './command-line-error.js';
 
 const UNIT_MS: Readonly<Record<string, number>> = {
   ms: 1,
@@ -11,7 +11,7 @@ const UNIT_MS: Readonly<Record<string, number>> = {
 
 /**
  * Parses `500ms`, `45s`, `15m`, `12h`, `30d`, `2w` and sums like `1d12h` into milliseconds.
- * Throws `UsageError` on anything else, including zero.
+ * Throws `CommandLineError` on anything else, including zero.
  *
  * @example
  * parseDuration('30d'); // 2_592_000_000
@@ -20,10 +20,12 @@ export function parseDuration(text: string, flag = 'duration'): number {
   const parts = [...text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)];
   const whole = parts.map((p) => p[0]).join('');
   if (parts.length === 0 || whole !== text) {
-    throw new UsageError(`${flag}: "${text}" is not a duration (e.g. 45s, 15m, 12h, 30d, 1d12h)`);
+    throw new CommandLineError(
+      `${flag}: "${text}" is not a duration (e.g. 45s, 15m, 12h, 30d, 1d12h)`,
+    );
   }
   const ms = parts.reduce((sum, p) => sum + Number(p[1]) * (UNIT_MS[p[2] ?? ''] ?? 0), 0);
-  if (ms <= 0) throw new UsageError(`${flag}: must be longer than zero`);
+  if (ms <= 0) throw new CommandLineError(`${flag}: must be longer than zero`);
   return ms;
 }
 
@@ -35,9 +37,12 @@ export function parseInstant(text: string, flag: string): Date {
   const iso = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
   const m = iso.exec(text);
   if (!m)
-    throw new UsageError(`${flag}: "${text}" is not an ISO-8601 date (e.g. 2025-03-01T12:00:00Z)`);
+    throw new CommandLineError(
+      `${flag}: "${text}" is not an ISO-8601 date (e.g. 2025-03-01T12:00:00Z)`,
+    );
   const zoned = m[1] === undefined || m[4] !== undefined ? text : `${text}Z`;
   const date = new Date(zoned);
-  if (Number.isNaN(date.getTime())) throw new UsageError(`${flag}: "${text}" is not a valid date`);
+  if (Number.isNaN(date.getTime()))
+    throw new CommandLineError(`${flag}: "${text}" is not a valid date`);
   return date;
 }

@@ -1,10 +1,4 @@
-import {
-  type Command,
-  type Env,
-  type Invocation,
-  parseCommandLine,
-  type TargetSelection,
-} from './args.js';
+import { type Command, type Invocation, parseCommandLine, type TargetSelection } from './args.js';
 import {
   listDeadLetters,
   purgeDeadLetters,
@@ -14,12 +8,16 @@ import {
 import { inboxStats, purgeInbox } from './commands/inbox.js';
 import { replayEvents } from './commands/replay.js';
 import type { Output } from './output.js';
-import type { Target, TargetRegistry } from './target.js';
+import type { Env, Target, TargetRegistry } from './target.js';
 import { defaultTargets } from './targets.js';
+import { commandHelp } from './command-help.js';
 import { USAGE } from './usage.js';
-import { UsageError } from './usage-error.js';
+import { cliVersion } from './version.js';
+import { CommandLineError } from './command-line-error.js';
 
+/** Everything `runCli` reads and writes, so it runs without a process. */
 export interface CliIo {
+  /** Where results (`out`) and diagnostics (`err`) go. */
   readonly output: Output;
   /** Environment for the `ONCEFLOW_*` defaults. Default: none. */
   readonly env?: Env | undefined;
@@ -35,13 +33,13 @@ function need<K extends 'inbox' | 'browser' | 'transport'>(
 ): NonNullable<Target[K]> {
   const value = target[part];
   if (value === undefined || value === null) {
-    throw new UsageError(`store "${store}" has no ${what}`);
+    throw new CommandLineError(`store "${store}" has no ${what}`);
   }
   return value as NonNullable<Target[K]>;
 }
 
 async function dispatch(
-  command: Exclude<Command, { name: 'help' }>,
+  command: Exclude<Command, { name: 'help' | 'version' }>,
   selection: TargetSelection,
   target: Target,
   openTo: () => Promise<Target>,
@@ -73,9 +71,10 @@ async function dispatch(
 }
 
 /**
- * Runs one command line and returns the exit code: 0 done, 1 failed, 2 usage error. Everything
- * goes through `io`, nothing touches `process`, so it runs in tests as it does in the binary. The
- * stores it opens are closed before it returns, whatever happened.
+ * Runs one command line and returns the exit code: 0 done (a dry run too), 1 failed, 2 a
+ * command-line error (nothing touched). Everything goes through `io`, nothing touches `process`,
+ * so it runs in tests as it does in the binary. The stores it opens are closed before it
+ * returns, whatever happened.
  *
  * @example
  * process.exitCode = await runCli(process.argv.slice(2), { output, env: process.env });
@@ -87,14 +86,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     invocation = parseCommandLine(argv, io.env ?? {});
   } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
+    if (!(err instanceof CommandLineError)) throw err;
     if (argv.length === 0) output.err(USAGE);
     else output.err(`onceflow: ${err.message}\nRun "onceflow --help" for usage.`);
     return 2;
   }
   const { command, target: selection } = invocation;
   if (command.name === 'help') {
-    output.out(USAGE);
+    output.out(command.topic === undefined ? USAGE : commandHelp(command.topic));
+    return 0;
+  }
+  if (command.name === 'version') {
+    output.out(cliVersion());
     return 0;
   }
   const opened: Target[] = [];
@@ -102,7 +105,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     const openTarget = targets[store];
     if (!openTarget) {
       const known = Object.keys(targets).join(', ');
-      throw new UsageError(`unknown store "${store}" (known: ${known})`);
+      throw new CommandLineError(`unknown store "${store}" (known: ${known})`);
     }
     const target = await openTarget({ ...selection, env: io.env ?? {} });
     opened.push(target);
@@ -114,7 +117,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       selection.to === selection.store ? Promise.resolve(target) : open(selection.to);
     return await dispatch(command, selection, target, openTo, output);
   } catch (err) {
-    const usage = err instanceof UsageError;
+    const usage = err instanceof CommandLineError;
     output.err(`onceflow: ${err instanceof Error ? err.message : String(err)}`);
     return usage ? 2 : 1;
   } finally {

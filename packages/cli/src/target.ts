@@ -1,6 +1,8 @@
 import type { Inbox, Transport } from '@onceflow/core';
-import type { Env, TargetSelection } from './args.js';
 import type { InboxBrowser } from './browser.js';
+
+/** Environment variables, as `process.env` holds them. */
+export type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * What a store offers the CLI once opened. Each part is optional: an inbox-only store (PostgreSQL)
@@ -14,8 +16,15 @@ export interface Target {
   close(): Promise<void>;
 }
 
-/** The selection flags plus the environment, for stores that read their own variables. */
-export interface TargetOptions extends Omit<TargetSelection, 'store' | 'to'> {
+/** What a store is opened with: the target flags (or their variables), and the environment. */
+export interface TargetOptions {
+  /** `--db`: the embedded SQLite file. */
+  readonly db: string;
+  /** `--queue`: the queue (Kafka: the work topic). */
+  readonly queue: string;
+  /** `--pg-url`: the PostgreSQL connection string, when given. */
+  readonly pgUrl?: string | undefined;
+  /** For stores that read their own variables (`ONCEFLOW_AMQP_URL`, …). */
   readonly env: Env;
 }
 
@@ -25,4 +34,5 @@ export interface TargetOptions extends Omit<TargetSelection, 'store' | 'to'> {
  */
 export type OpenTarget = (options: TargetOptions) => Promise<Target>;
 
+/** Store name, as `--store` and `--to` give it, to how that store is opened. */
 export type TargetRegistry = Readonly<Record<string, OpenTarget>>;

@@ -1,9 +1,12 @@
 import type { TargetRegistry } from './target.js';
 
 /**
- * The stores `--store` and `--to` can name. A broker adapter adds its own in one line, e.g.
- * `sqs: (o) => import('@onceflow/adapter-sqs/cli').then((m) => m.openTarget(o)),`.
- * Programs embedding the CLI pass their own registry to `runCli` instead of editing this one.
+ * The stores `--store` and `--to` can name, one line each. Each loads its module (and its
+ * store's client library) only when named. Programs embedding the CLI pass their own registry
+ * to `runCli`, spreading this one to keep these.
+ *
+ * @example
+ * await runCli(argv, { output, targets: { ...defaultTargets, mine: openMine } });
  */
 export const defaultTargets: TargetRegistry = {
   embedded: (o) => import('./targets/embedded.js').then((m) => m.openEmbedded(o)),

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/run.js';
@@ -40,6 +41,25 @@ describe('the onceflow binary', () => {
     expect(usage.code).toBe(2);
     expect(usage.stdout).toBe('');
     expect(usage.stderr).toContain('give the ids to act on, or --all');
+  });
+
+  it('--version and every --help print on stdout and exit 0', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    // One process each costs a second or more; usage.test.ts runs every topic in-process.
+    const topics = [[], ['dead-letters'], ['replay'], ['inbox', 'purge']];
+    const [version, ...helps] = await Promise.all([
+      onceflow(['--version']),
+      ...topics.map((topic) => onceflow([...topic, '--help'])),
+    ]);
+    expect(version).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+    topics.forEach((topic, i) => {
+      const help = helps[i];
+      expect(help?.code, topic.join(' ')).toBe(0);
+      expect(help?.stderr).toBe('');
+      expect(help?.stdout).toContain(`onceflow ${topic.join(' ')}`.trim());
+      const group = topic.length === 1 && topic[0] !== 'replay';
+      expect(help?.stdout).toContain(group ? 'Commands:' : 'Exit codes:');
+    });
   });
 
   it('redrives with --apply, reading the database from ONCEFLOW_DB', async () => {

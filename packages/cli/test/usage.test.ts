@@ -1,10 +1,15 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DB, parseCommandLine } from '../src/args.js';
+import { COMMAND_FLAGS, type CommandName, DEFAULT_DB, parseCommandLine } from '../src/args.js';
+import { commandHelp } from '../src/command-help.js';
 import { parseDuration, parseInstant } from '../src/duration.js';
 import { runCli } from '../src/run.js';
 import type { TargetRegistry } from '../src/target.js';
-import { UsageError } from '../src/usage-error.js';
+import { defaultTargets } from '../src/targets.js';
+import { USAGE } from '../src/usage.js';
+import { CommandLineError } from '../src/command-line-error.js';
 import { captureOutput, tempDbPath } from './helpers.js';
 
 const run = async (argv: string[], env: Record<string, string> = {}, targets?: TargetRegistry) => {
@@ -75,11 +80,73 @@ describe('usage errors exit with 2 and touch nothing', () => {
   });
 });
 
-describe('help and failures', () => {
+describe('help, version and failures', () => {
   it('--help prints the usage on stdout and exits 0', async () => {
-    const { code, text } = await run(['dead-letters', 'list', '--help']);
-    expect(code).toBe(0);
-    expect(text()).toContain('onceflow dead-letters redrive (<id>... | --all) [--apply]');
+    for (const argv of [['--help'], ['-h'], ['help']]) {
+      const { code, text, err } = await run(argv);
+      expect(code).toBe(0);
+      expect(err).toEqual([]);
+      expect(text()).toBe(USAGE);
+    }
+    expect(USAGE).toContain('onceflow dead-letters redrive (<id>... | --all) [--apply]');
+  });
+
+  it('<command> --help and help <command> print that command only', async () => {
+    const list = await run(['dead-letters', 'list', '--help']);
+    expect(list.code).toBe(0);
+    expect(list.text()).toContain(
+      'onceflow dead-letters list [--limit N] [--json] [target options]',
+    );
+    expect(list.text()).not.toContain('redrive');
+    expect((await run(['help', 'dead-letters', 'list'])).text()).toBe(list.text());
+    const group = await run(['inbox', '--help']);
+    expect(group.code).toBe(0);
+    expect(group.text()).toContain('onceflow inbox stats [--json]');
+    expect(group.text()).toContain('onceflow inbox purge --older-than <duration>');
+    expect(group.text()).not.toContain('dead-letters');
+  });
+
+  it('help for an unknown command is a command-line error', async () => {
+    const { code, errText } = await run(['frobnicate', '--help']);
+    expect(code).toBe(2);
+    expect(errText()).toContain('unknown command "frobnicate"');
+  });
+
+  it("each command's help lists every flag the command takes", async () => {
+    for (const [name, flags] of Object.entries(COMMAND_FLAGS)) {
+      const { code, text } = await run([...name.split(' '), '--help']);
+      expect(code).toBe(0);
+      const help = text();
+      expect(help).toBe(commandHelp(name as CommandName));
+      for (const flag of flags)
+        expect(help, `${name} --${flag}`).toMatch(new RegExp(`^  --${flag}\\b`, 'm'));
+      expect(help).toContain('Exit codes:');
+    }
+  });
+
+  it('the usage names every store the CLI opens and every variable it reads', () => {
+    for (const store of Object.keys(defaultTargets))
+      expect(USAGE).toMatch(new RegExp(`^  ${store} `, 'm'));
+    const src = fileURLToPath(new URL('../src/', import.meta.url));
+    const read = new Set<string>();
+    for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts') || file.endsWith('usage.ts')) continue;
+      const text = readFileSync(join(src, file), 'utf8');
+      for (const [name] of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) read.add(name.slice(4));
+    }
+    expect([...read].sort()).toEqual(
+      expect.arrayContaining(['AWS_ACCESS_KEY_ID', 'ONCEFLOW_PG_URL', 'ONCEFLOW_SQS_FIFO']),
+    );
+    for (const name of read) expect(USAGE, name).toContain(name);
+  });
+
+  it('--version prints the package version, wherever it stands', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    for (const argv of [['--version'], ['replay', '--version']]) {
+      const { code, out } = await run(argv);
+      expect(code).toBe(0);
+      expect(out).toEqual([pkg.version]);
+    }
   });
 
   it('fails with 1, creating nothing, when the database file does not exist', async () => {
@@ -143,7 +210,7 @@ describe('durations and instants', () => {
     expect(parseDuration('1d12h')).toBe(129_600_000);
     expect(parseDuration('2w')).toBe(1_209_600_000);
     for (const bad of ['', '30', 'd', '1x', '0s', '1d 2h', '-1d']) {
-      expect(() => parseDuration(bad)).toThrow(UsageError);
+      expect(() => parseDuration(bad)).toThrow(CommandLineError);
     }
   });
 
@@ -155,6 +222,6 @@ describe('durations and instants', () => {
     expect(parseInstant('2025-03-01T12:30:00+02:00', '--since').toISOString()).toBe(
       '2025-03-01T10:30:00.000Z',
     );
-    expect(() => parseInstant('2025-13-45', '--since')).toThrow(UsageError);
+    expect(() => parseInstant('2025-13-45', '--since')).toThrow(CommandLineError);
   });
 });

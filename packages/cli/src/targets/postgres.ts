@@ -1,5 +1,5 @@
 import type { Target, TargetOptions } from '../target.js';
-import { UsageError } from '../usage-error.js';
+import { CommandLineError } from '../command-line-error.js';
 import { createPostgresInboxBrowser } from './postgres-browser.js';
 
 async function load() {
@@ -25,7 +25,8 @@ async function load() {
  * It never migrates: a missing table is reported, not created. One connection at most.
  */
 export async function openPostgres(options: TargetOptions): Promise<Target> {
-  if (!options.pgUrl) throw new UsageError('--store postgres needs --pg-url or ONCEFLOW_PG_URL');
+  if (!options.pgUrl)
+    throw new CommandLineError('--store postgres needs --pg-url or ONCEFLOW_PG_URL');
   const { Pool, createPostgresInbox } = await load();
   const pool = new Pool({ connectionString: options.pgUrl, max: 1 });
   // An idle client's error (server restart) must not crash the process; the next query reports it.
