@@ -1,4 +1,4 @@
-import { ConfigError, type Logger } from '@onceflow/core';
+import { loggerSchema, parseConfig } from '@onceflow/core/kit';
 import type { RedisOptions } from 'ioredis';
 import { z } from 'zod';
 
@@ -50,9 +50,7 @@ const configSchema = z
       .custom<RedisOptions>((v) => typeof v === 'object' && v !== null, 'must be an object')
       .default({}),
     /** Receives connection errors and settlements that could not be recorded. Default: silent. */
-    logger: z
-      .custom<Logger>((v) => typeof v === 'object' && v !== null, 'must be a logger')
-      .optional(),
+    logger: loggerSchema.optional(),
   })
   .transform(({ deadLetterQueue, ...rest }) => ({
     ...rest,
@@ -69,9 +67,5 @@ export type ResolvedBullmqConfig = z.output<typeof configSchema>;
 
 /** Validates and fills defaults. Throws `ConfigError` naming every invalid field. */
 export function parseBullmqConfig(config: BullmqTransportConfig): ResolvedBullmqConfig {
-  const parsed = configSchema.safeParse(config);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid BullMQ transport config: ${z.prettifyError(parsed.error)}`);
-  }
-  return parsed.data;
+  return parseConfig('BullMQ transport config', configSchema, config);
 }

@@ -1,4 +1,5 @@
-import { ConfigError, type Logger, silentLogger } from '@onceflow/core';
+import { silentLogger } from '@onceflow/core';
+import { loggerSchema, parseConfig } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
@@ -60,9 +61,7 @@ const schema = z
     /** Longest a fetch waits on an idle topic (bounds `close()` latency). Default 500. */
     fetchWaitMs: positive.default(500),
     /** Where kafkajs and the adapter log (kafkajs at warn and above). Default silent. */
-    logger: z
-      .custom<Logger>((v) => typeof v === 'object' && v !== null, 'a logger')
-      .default(silentLogger),
+    logger: loggerSchema.default(silentLogger),
   })
   .strict()
   .superRefine((o, ctx) => {
@@ -84,11 +83,7 @@ export const HEADER_ROOM_BYTES = 64 * 1024;
 
 /** Validates options and applies defaults. Throws `ConfigError` naming every bad field. */
 export function resolveConfig(options: KafkaTransportOptions): KafkaConfig {
-  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  const parsed = schema.safeParse(defined);
-  if (!parsed.success)
-    throw new ConfigError(`invalid kafka transport options: ${z.prettifyError(parsed.error)}`);
-  const c = parsed.data;
+  const c = parseConfig('kafka transport options', schema, options);
   return { ...c, groupId: c.groupId ?? `${c.topic}.workers` };
 }
 

@@ -1,4 +1,5 @@
-import { ConfigError, type Logger, silentLogger } from '@onceflow/core';
+import { silentLogger } from '@onceflow/core';
+import { loggerSchema, parseConfig } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
@@ -58,9 +59,7 @@ const optionsSchema = z
     /** Shown as the connection name in the management UI and `rabbitmqctl list_connections`. Default `onceflow`. */
     connectionName: z.string().min(1).default('onceflow'),
     /** Receives connection losses and undeliverable messages. Default: silent. */
-    logger: z
-      .custom<Logger>((v) => typeof v === 'object' && v !== null, 'must be a logger')
-      .default(() => silentLogger),
+    logger: loggerSchema.default(() => silentLogger),
   })
   .strict()
   .refine((o) => o.reconnectMaxMs >= o.reconnectMinMs, {
@@ -75,10 +74,6 @@ export type RabbitMqTransportConfig = z.output<typeof optionsSchema> & { readonl
 
 /** Validates options and fills defaults, in this one place. Throws `ConfigError` naming every bad field. */
 export function parseRabbitMqOptions(options: RabbitMqTransportOptions): RabbitMqTransportConfig {
-  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  const parsed = optionsSchema.safeParse(defined);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid rabbitmq options: ${z.prettifyError(parsed.error)}`);
-  }
-  return { ...parsed.data, url: parsed.data.url ?? defaultAmqpUrl() };
+  const config = parseConfig('rabbitmq options', optionsSchema, options);
+  return { ...config, url: config.url ?? defaultAmqpUrl() };
 }

@@ -1,5 +1,6 @@
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import { ConfigError, type Logger, silentLogger } from '@onceflow/core';
+import { silentLogger } from '@onceflow/core';
+import { loggerSchema, parseConfig } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 /** SQS's own message size limit (body plus message attributes), in bytes. */
@@ -52,7 +53,7 @@ const optionsSchema = z
     /** How long a dead-letter listing hides the messages it reads, in seconds (1–43200). Default 30. */
     deadLetterScanSeconds: z.number().int().min(1).max(43_200).default(30),
     /** Receives consumer-loop errors (an unreachable endpoint, throttling). Default: silent. */
-    logger: object<Logger>('a logger').default(() => silentLogger),
+    logger: loggerSchema.default(() => silentLogger),
   })
   .strict()
   .refine((o) => (o.client === undefined) !== (o.clientConfig === undefined), {
@@ -67,10 +68,5 @@ export type SqsTransportConfig = z.output<typeof optionsSchema>;
 
 /** Validates options and fills defaults, in this one place. Throws `ConfigError` naming every bad field. */
 export function parseSqsOptions(options: SqsTransportOptions): SqsTransportConfig {
-  const defined = Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined));
-  const parsed = optionsSchema.safeParse(defined);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid sqs transport options: ${z.prettifyError(parsed.error)}`);
-  }
-  return parsed.data;
+  return parseConfig('sqs transport options', optionsSchema, options);
 }

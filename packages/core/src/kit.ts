@@ -39,6 +39,10 @@ export { type LockWatch, type LockWatchOptions, watchLock } from './transport-ki
 export { type BrokerCallOptions, brokerCall } from './transport-kit/broker-call.js';
 export { type Backoff, type BackoffOptions, createBackoff } from './transport-kit/backoff.js';
 
+// Config and call arguments: the same checks and messages in every component
+export { loggerSchema, parseConfig } from './transport-kit/parse-config.js';
+export { nonNegative, positiveMs } from './transport-kit/arguments.js';
+
 // Broker-message metadata
 export {
   type DeadLetterFields,

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Inbox } from './contracts/inbox.js';
 import type { Transport } from './contracts/transport.js';
-import { ConfigError } from './errors.js';
 import { type Logger, silentLogger } from './observability/logger.js';
 import type { OnceflowMetrics } from './observability/metrics.js';
 import { createTicker, type Ticker } from './ticker.js';
+import { parseConfig } from './transport-kit/parse-config.js';
 
 const schema = z.object({
   inbox: z.custom<Pick<Inbox, 'takeStale' | 'markEnqueued'>>(
@@ -63,12 +63,8 @@ export interface Relay extends Ticker {
  * await relay.close();
  */
 export function createRelay(options: RelayOptions): Relay {
-  const parsed = schema.safeParse(options);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid relay config: ${z.prettifyError(parsed.error)}`);
-  }
   const { inbox, transport, olderThanMs, leaseMs, intervalMs, batchSize, logger, metrics } =
-    parsed.data;
+    parseConfig('relay config', schema, options);
 
   const runBatch = async (): Promise<number> => {
     const stale = await inbox.takeStale({ olderThanMs, leaseMs, limit: batchSize });

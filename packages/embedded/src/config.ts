@@ -1,30 +1,41 @@
-import { ConfigError, type Logger } from '@onceflow/core';
+import { loggerSchema, parseConfig } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const HOUR = 3_600_000;
 
-const positiveMs = z.number().int().positive();
+const positiveInt = z.number().int().positive();
+
+/** The defaults of the per-queue settings, when `createEmbedded` does not set them. */
+const TRANSPORT_DEFAULTS = {
+  pollIntervalMs: 100,
+  dedupeWindowMs: 24 * HOUR,
+  maxLockMs: 12 * HOUR,
+  maxMessageBytes: 16 * 1024 * 1024,
+};
 
 /** Per-queue settings; each field defaults to the value given to `createEmbedded`. */
-const transportFields = {
+const transportFields = (defaults: EmbeddedTransportConfig = TRANSPORT_DEFAULTS) => ({
   /**
    * How often an idle consumer looks for messages published by other processes (ms). Messages
    * published through the same `createEmbedded` instance wake its consumers at once. Default 100.
    */
-  pollIntervalMs: positiveMs.default(100),
+  pollIntervalMs: positiveInt.default(defaults.pollIntervalMs),
   /**
    * How long a dedupe key is remembered after its message was acked or dead-lettered (ms); it is
    * remembered for the whole time the message is queued as well. Declared as the transport's
    * `brokerDedupe.windowMs`. `Infinity` keeps every key forever. Default 24 h.
    */
-  dedupeWindowMs: z.union([positiveMs, z.literal(Number.POSITIVE_INFINITY)]).default(24 * HOUR),
+  dedupeWindowMs: z
+    .union([positiveInt, z.literal(Number.POSITIVE_INFINITY)])
+    .default(defaults.dedupeWindowMs),
   /** The longest lock one `consume` or `extendLock` may ask for (ms). Default 12 h. */
-  maxLockMs: positiveMs.default(12 * HOUR),
+  maxLockMs: positiveInt.default(defaults.maxLockMs),
   /** Largest encoded envelope `publish` accepts (bytes). Default 16 MiB. */
-  maxMessageBytes: positiveMs.max(512 * 1024 * 1024).default(16 * 1024 * 1024),
-};
+  maxMessageBytes: positiveInt.max(512 * 1024 * 1024).default(defaults.maxMessageBytes),
+});
 
-const transportSchema = z.object(transportFields).strict();
+const transportSchema = (defaults: EmbeddedTransportConfig) =>
+  z.object(transportFields(defaults)).strict();
 
 const embeddedSchema = z
   .object({
@@ -39,8 +50,8 @@ const embeddedSchema = z
     /** How long a statement waits for another connection's write lock before failing (ms). Default 5000. */
     busyTimeoutMs: z.number().int().nonnegative().default(5000),
     /** Receives consumer-loop errors (a locked or failing database). Default: silent. */
-    logger: z.custom<Logger>((v) => typeof v === 'object' && v !== null).optional(),
-    ...transportFields,
+    logger: loggerSchema.optional(),
+    ...transportFields(),
   })
   .strict();
 
@@ -49,17 +60,17 @@ export type EmbeddedOptions = z.input<typeof embeddedSchema>;
 export type EmbeddedConfig = z.output<typeof embeddedSchema>;
 
 /** Options of `embedded.transport(queue, options)`, overriding the instance's defaults. */
-export type EmbeddedTransportOptions = Partial<z.input<typeof transportSchema>>;
-export type EmbeddedTransportConfig = z.output<typeof transportSchema>;
-
-function fail(what: string, error: z.ZodError): never {
-  throw new ConfigError(`${what}: ${z.prettifyError(error)}`);
+export type EmbeddedTransportOptions = Partial<z.input<ReturnType<typeof transportSchema>>>;
+export interface EmbeddedTransportConfig {
+  readonly pollIntervalMs: number;
+  readonly dedupeWindowMs: number;
+  readonly maxLockMs: number;
+  readonly maxMessageBytes: number;
 }
 
 /** Validates `createEmbedded` options and fills defaults. Throws `ConfigError`. */
 export function parseEmbeddedOptions(options: EmbeddedOptions): EmbeddedConfig {
-  const parsed = embeddedSchema.safeParse(options);
-  return parsed.success ? parsed.data : fail('invalid embedded options', parsed.error);
+  return parseConfig('embedded options', embeddedSchema, options);
 }
 
 /** Per-queue options over the instance's defaults. Throws `ConfigError`. */
@@ -67,12 +78,5 @@ export function parseTransportOptions(
   defaults: EmbeddedConfig,
   options: EmbeddedTransportOptions = {},
 ): EmbeddedTransportConfig {
-  const parsed = transportSchema.safeParse({
-    pollIntervalMs: defaults.pollIntervalMs,
-    dedupeWindowMs: defaults.dedupeWindowMs,
-    maxLockMs: defaults.maxLockMs,
-    maxMessageBytes: defaults.maxMessageBytes,
-    ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
-  });
-  return parsed.success ? parsed.data : fail('invalid embedded transport options', parsed.error);
+  return parseConfig('embedded transport options', transportSchema(defaults), options);
 }

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult, Envelope } from '@onceflow/core';
-import { encodeEnvelope } from '@onceflow/core/kit';
-import { positiveMs } from './arguments.js';
+import { encodeEnvelope, positiveMs } from '@onceflow/core/kit';
 import { exec, type Queryable } from './exec.js';
 import type { HotPath } from './hot-path.js';
 import type { InboxStatements } from './statements.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '@onceflow/core';
+import { parseConfig } from '@onceflow/core/kit';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, identifierSchema, tableNameSchema } from './names.js';
@@ -68,12 +68,7 @@ export interface ResolvedPostgresInboxConfig {
 
 /** Validates and fills defaults in one spot. Throws `ConfigError`. */
 export function resolveConfig(config: PostgresInboxConfig): ResolvedPostgresInboxConfig {
-  const parsed = configSchema.safeParse(config);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`);
-    throw new ConfigError(`postgres inbox: ${issues.join('; ')}`);
-  }
-  const { batching, ...rest } = parsed.data;
+  const { batching, ...rest } = parseConfig('postgres inbox config', configSchema, config);
   if (batching === false) return { ...rest, batching };
   const poolMax = rest.pool.options?.max ?? PG_DEFAULT_POOL_MAX;
   return {
@@ -92,10 +87,5 @@ const namesSchema = z.object({
 
 /** Validates a location. Throws `ConfigError`. */
 export function resolveLocation(location: InboxLocation = {}): { schema: string; table: string } {
-  const parsed = namesSchema.safeParse(location);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`postgres inbox: ${issues.join('; ')}`);
-  }
-  return parsed.data;
+  return parseConfig('postgres inbox location', namesSchema, location);
 }

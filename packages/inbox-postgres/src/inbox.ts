@@ -1,6 +1,5 @@
-import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
+import { decodeEnvelope, encodeEnvelope, nonNegative, positiveMs } from '@onceflow/core/kit';
 import type { Envelope, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
-import { nonNegative, positiveMs } from './arguments.js';
 import { claim } from './claim.js';
 import { exec, type Queryable } from './exec.js';
 import type { HotPath } from './hot-path.js';

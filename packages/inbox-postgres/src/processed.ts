@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BeginResult, ProcessedStore } from '@onceflow/core';
-import { positiveMs } from './arguments.js';
+import { positiveMs } from '@onceflow/core/kit';
 import { exec, type Queryable } from './exec.js';
 import type { InboxStatements } from './statements.js';
 

@@ -1,4 +1,5 @@
-import { ConfigError, DEFAULT_INBOX_RETENTION_MS } from '@onceflow/core';
+import { DEFAULT_INBOX_RETENTION_MS } from '@onceflow/core';
+import { parseConfig } from '@onceflow/core/kit';
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 
@@ -57,10 +58,5 @@ export type ResolvedRedisInboxConfig = z.infer<typeof configSchema>;
 
 /** Validates and fills defaults in one spot. Throws `ConfigError`. */
 export function resolveConfig(config: RedisInboxConfig): ResolvedRedisInboxConfig {
-  const parsed = configSchema.safeParse(config);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`);
-    throw new ConfigError(`redis inbox: ${issues.join('; ')}`);
-  }
-  return parsed.data;
+  return parseConfig('redis inbox config', configSchema, config);
 }

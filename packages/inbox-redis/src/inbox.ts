@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
-import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
-import { nonNegative, positiveMs, receivedAtMs } from './arguments.js';
+import { decodeEnvelope, encodeEnvelope, nonNegative, positiveMs } from '@onceflow/core/kit';
 import type { Call } from './call.js';
 import type { InboxCommands } from './commands.js';
 import type { ResolvedRedisInboxConfig } from './config.js';
@@ -11,6 +10,12 @@ import type { InboxKeys } from './keys.js';
 const STALE_SCAN_CAP = 1000;
 /** Expired index entries one `stats` call clears, at most. */
 const STATS_PRUNE_CAP = 1000;
+
+/** The envelope's receivedAt in epoch ms, or now when it does not parse. */
+function receivedAtMs(receivedAt: string): number {
+  const at = Date.parse(receivedAt);
+  return Number.isNaN(at) ? Date.now() : at;
+}
 
 type Deps = {
   readonly call: Call;
@@ -59,7 +64,7 @@ export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<
 
   return {
     async claim(envelope, { leaseMs }) {
-      const lease = positiveMs('leaseMs', leaseMs);
+      const lease = Math.ceil(positiveMs('leaseMs', leaseMs));
       const member = keys.member(envelope.source, envelope.id);
       const token = randomUUID();
       const reply = await call('claim', () =>
@@ -94,7 +99,7 @@ export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<
     },
 
     async takeStale({ olderThanMs, leaseMs, limit }): Promise<StaleClaim[]> {
-      const lease = positiveMs('leaseMs', leaseMs);
+      const lease = Math.ceil(positiveMs('leaseMs', leaseMs));
       const older = Math.floor(nonNegative('olderThanMs', olderThanMs));
       const max = Math.floor(nonNegative('limit', limit));
       if (max === 0) return [];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BeginResult, ProcessedStore } from '@onceflow/core';
-import { positiveMs } from './arguments.js';
+import { positiveMs } from '@onceflow/core/kit';
 import type { Call } from './call.js';
 import type { InboxCommands } from './commands.js';
 import type { InboxKeys } from './keys.js';
@@ -25,7 +25,7 @@ export function createProcessedMethods({
 }: Deps): Omit<ProcessedStore, 'release'> {
   return {
     async begin(source, id, { leaseMs }): Promise<BeginResult> {
-      const lease = positiveMs('leaseMs', leaseMs);
+      const lease = Math.ceil(positiveMs('leaseMs', leaseMs));
       const member = keys.member(source, id);
       const token = randomUUID();
       const [status, remaining] = await call('begin', () =>
@@ -37,7 +37,7 @@ export function createProcessedMethods({
     },
 
     async extend(source, id, token, leaseMs) {
-      const lease = positiveMs('leaseMs', leaseMs);
+      const lease = Math.ceil(positiveMs('leaseMs', leaseMs));
       const member = keys.member(source, id);
       const renewed = await call('extend', () =>
         scripts.extend(keys.row(member), keys.workLease(member), token, lease),

@@ -9,7 +9,8 @@ import type {
   StaleClaim,
 } from '../contracts/inbox.js';
 import type { Envelope } from '../envelope.js';
-import { ConfigError } from '../errors.js';
+import { positiveMs } from '../transport-kit/arguments.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { createKeyedRows } from './keyed-rows.js';
 
 export interface MemoryInboxOptions {
@@ -71,22 +72,13 @@ function receivedAtOf(envelope: Envelope, fallback: number): number {
   return Number.isNaN(received) ? fallback : received;
 }
 
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RangeError(`${name} must be > 0, got ${value}`);
-  return value;
-}
-
 /**
  * @example
  * const inbox = createMemoryInbox();
  * const claim = await inbox.claim(envelope, { leaseMs: 30_000 }); // { status: 'new', token }
  */
 export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success)
-    throw new ConfigError(`invalid memory inbox options: ${parsed.error.message}`);
-  const now = parsed.data.now ?? Date.now;
+  const now = parseConfig('memory inbox options', optionsSchema, options).now ?? Date.now;
   const rows = createKeyedRows<Row>();
   let conflicts = 0;
   // Tokens need only be unique: a random prefix per inbox (no two inboxes issue the same token)
@@ -145,7 +137,7 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
 
   return {
     async claim(envelope, { leaseMs }) {
-      return claimNow(envelope, positive('leaseMs', leaseMs));
+      return claimNow(envelope, positiveMs('leaseMs', leaseMs));
     },
     async markEnqueued(source, id, token) {
       const row = owned(source, id, token);
@@ -164,7 +156,7 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
       if (row) dropIfEmpty(source, id, row);
     },
     async takeStale({ olderThanMs, leaseMs, limit }) {
-      positive('leaseMs', leaseMs);
+      positiveMs('leaseMs', leaseMs);
       const t = now();
       const stale = [...rows.entries()]
         .flatMap(([, , row]) => (row.pending && row.processedAt === undefined ? [row.pending] : []))
@@ -219,7 +211,7 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
     },
 
     async begin(source, id, { leaseMs }): Promise<BeginResult> {
-      positive('leaseMs', leaseMs);
+      positiveMs('leaseMs', leaseMs);
       const t = now();
       const row = rows.get(source, id) ?? { receivedAt: t };
       if (row.processedAt !== undefined) return { status: 'processed' };
@@ -231,7 +223,7 @@ export function createMemoryInbox(options: MemoryInboxOptions = {}): MemoryInbox
       return { status: 'acquired', token: row.lease.token };
     },
     async extend(source, id, token, leaseMs) {
-      positive('leaseMs', leaseMs);
+      positiveMs('leaseMs', leaseMs);
       const row = leaseOf(source, id, token);
       if (!row?.lease) return false;
       row.lease.until = now() + leaseMs;

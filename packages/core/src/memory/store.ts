@@ -3,6 +3,7 @@ import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '../contracts/in
 import type { BeginResult, RecordPage, RecordStore } from '../contracts/records.js';
 import type { Envelope } from '../envelope.js';
 import { decodeCursor, encodeCursor, isAfter, pageSize } from '../records/cursor.js';
+import { positiveMs } from '../transport-kit/arguments.js';
 import { createKeyedRows } from './keyed-rows.js';
 import { blankRow, enter, matches, newRow, type Row, toRecord } from './record-row.js';
 
@@ -29,12 +30,6 @@ export interface MemoryStore extends Inbox, RecordStore {
   markProcessed(source: string, id: string): Promise<void>;
   /** Whether (source, id) was completed or marked processed. */
   isProcessed(source: string, id: string): Promise<boolean>;
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RangeError(`${name} must be > 0, got ${value}`);
-  return value;
 }
 
 const done = (row: Row) => row.state === 'completed' || row.state === 'discarded';
@@ -99,7 +94,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
 
   return {
     async claim(envelope, { leaseMs }) {
-      return claimNow(envelope, positive('leaseMs', leaseMs));
+      return claimNow(envelope, positiveMs('leaseMs', leaseMs));
     },
     async markEnqueued(source, id, token) {
       const row = claimOf(source, id, token);
@@ -134,7 +129,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       });
     },
     async takeStale({ olderThanMs, leaseMs, limit }) {
-      positive('leaseMs', leaseMs);
+      positiveMs('leaseMs', leaseMs);
       const t = now();
       const stale = [...rows.entries()]
         .flatMap(([, , row]) => (row.pending && row.state === 'received' ? [row.pending] : []))
@@ -187,7 +182,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
 
     async begin(envelope, { leaseMs, attempt, consumer, redrive }): Promise<BeginResult> {
-      positive('leaseMs', leaseMs);
+      positiveMs('leaseMs', leaseMs);
       const { source, id } = envelope;
       const t = now();
       const row = rows.get(source, id) ?? newRow(envelope, 'enqueued', t);
@@ -210,7 +205,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return { status: 'acquired', token: row.lease.token };
     },
     async extend(source, id, token, leaseMs) {
-      positive('leaseMs', leaseMs);
+      positiveMs('leaseMs', leaseMs);
       const row = leaseOf(source, id, token);
       if (!row?.lease) return false;
       row.lease.until = now() + leaseMs;

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Transport, TransportCapabilities } from '../contracts/transport.js';
 import { createSubscriptions } from '../transport-kit/subscriptions.js';
-import { ConfigError, TransportUnavailableError } from '../errors.js';
+import { TransportUnavailableError } from '../errors.js';
 import { parseConsumeOptions } from '../transport-kit/consume-options.js';
 import { createInFlight } from '../transport-kit/in-flight.js';
 import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 import { assertEncodesWithin } from '../transport-kit/message-size.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { type MemoryBroker, createMemoryBroker, openQueue } from './broker.js';
 import { memoryDeadLetters } from './dead-letters.js';
 import type { MemoryQueue, QueueConsumer } from './queue.js';
@@ -74,11 +75,7 @@ const optionsSchema = z.object({
  * const sub = await transport.consume(async (d) => d.ack(), { concurrency: 4, lockMs: 30_000 });
  */
 export function createMemoryTransport(options: MemoryTransportOptions = {}): MemoryTransport {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid memory transport options: ${parsed.error.message}`);
-  }
-  const o = parsed.data;
+  const o = parseConfig('memory transport options', optionsSchema, options);
   const broker = o.broker ?? createMemoryBroker();
   const capabilities: TransportCapabilities = {
     brokerDedupe: o.dedupeWindowMs === false ? false : { windowMs: o.dedupeWindowMs },

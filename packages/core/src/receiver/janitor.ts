@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Inbox } from '../contracts/inbox.js';
-import { ConfigError } from '../errors.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import { DEFAULT_INBOX_RETENTION_MS } from './retention.js';
 import { createTicker, type Ticker } from '../ticker.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 
 const schema = z.object({
   inbox: z.custom<Pick<Inbox, 'purge'>>(
@@ -40,11 +40,11 @@ export interface RetentionJanitor extends Ticker {}
  * await janitor.close();
  */
 export function createRetentionJanitor(options: RetentionJanitorOptions): RetentionJanitor {
-  const parsed = schema.safeParse(options);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid retention janitor config: ${z.prettifyError(parsed.error)}`);
-  }
-  const { inbox, retentionMs, intervalMs, logger, now } = parsed.data;
+  const { inbox, retentionMs, intervalMs, logger, now } = parseConfig(
+    'retention janitor config',
+    schema,
+    options,
+  );
   return createTicker({
     intervalMs,
     logger,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ConsumeOptions, TransportCapabilities } from '../contracts/transport.js';
 import { ConfigError } from '../errors.js';
+import { parseConfig } from './parse-config.js';
 
 const schema = z.object({
   concurrency: z.number().int().min(1),
@@ -19,12 +20,11 @@ export function parseConsumeOptions(
   options: ConsumeOptions,
   capabilities: Pick<TransportCapabilities, 'lock'>,
 ): ConsumeOptions {
-  const parsed = schema.safeParse(options);
-  if (!parsed.success) throw new ConfigError(`invalid consume options: ${parsed.error.message}`);
-  if (parsed.data.lockMs > capabilities.lock.maxMs) {
+  const parsed = parseConfig('consume options', schema, options);
+  if (parsed.lockMs > capabilities.lock.maxMs) {
     throw new ConfigError(
-      `lockMs ${parsed.data.lockMs} exceeds this transport's longest lock (${capabilities.lock.maxMs} ms)`,
+      `lockMs ${parsed.lockMs} exceeds this transport's longest lock (${capabilities.lock.maxMs} ms)`,
     );
   }
-  return parsed.data;
+  return parsed;
 }

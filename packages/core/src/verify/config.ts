@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -14,19 +13,3 @@ export const secretsSchema = z
 
 /** Accepted distance, either way, between a signed timestamp and the verifier's clock. */
 export const toleranceSchema = z.number().int().positive().default(DEFAULT_TOLERANCE_SEC);
-
-/**
- * Validates a sender's config in one spot and applies its defaults. Throws `ConfigError` naming
- * the sender and every problem; secret values never appear in the message.
- */
-export function parseConfig<S extends z.ZodType>(
-  sender: string,
-  schema: S,
-  input: unknown,
-): z.output<S> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid ${sender} config: ${z.prettifyError(parsed.error)}`);
-  }
-  return parsed.data;
-}

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
 import { BadRequestError, SignatureError } from '../errors.js';
-import { DAY_MS, parseConfig, secretsSchema } from './config.js';
+import { DAY_MS, secretsSchema } from './config.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
 import { requireEventId, requireType } from './event.js';
 import { bodyText, type JsonObject, parseVerifiedJson, stringField } from './json.js';
@@ -50,7 +51,7 @@ function parseBody(request: IncomingWebhook): JsonObject {
  * const [event] = source.verifier.verify(request, new Date()); // event.type === 'issues.opened'
  */
 export function github(config: GithubConfig): Source {
-  const { secrets } = parseConfig('github', schema, config);
+  const { secrets } = parseConfig('github config', schema, config);
   return {
     preset: githubPreset,
     verifier: {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
 import { SignatureError } from '../errors.js';
-import { DAY_MS, parseConfig, secretsSchema, toleranceSchema } from './config.js';
+import { DAY_MS, secretsSchema, toleranceSchema } from './config.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import {
   anyDigestMatches,
   type DigestEncoding,
@@ -147,7 +148,7 @@ function readEvent(request: IncomingWebhook, c: Resolved): VerifiedEvent {
  * const [event] = source.verifier.verify(request, new Date());
  */
 export function hmac(config: HmacConfig): Source {
-  const c = parseConfig('hmac', schema, config);
+  const c = parseConfig('hmac config', schema, config);
   return {
     preset: presetFor(c),
     verifier: {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { HandshakeResponse, IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
 import { SignatureError } from '../errors.js';
-import { HOUR_MS, parseConfig } from './config.js';
+import { HOUR_MS } from './config.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { secretEquals, sha256Hex } from './crypto.js';
 import { requireType } from './event.js';
 import { canonicalJson, isObject, type JsonObject, stringField, tryParseJson } from './json.js';
@@ -81,7 +82,7 @@ function toEvent(item: JsonObject): VerifiedEvent {
  * const events = source.verifier.verify(request, new Date()); // one per notification in `value`
  */
 export function msgraph(config: MsgraphConfig): Source {
-  const { clientStates } = parseConfig('msgraph', schema, config);
+  const { clientStates } = parseConfig('msgraph config', schema, config);
   return {
     preset: msgraphPreset,
     verifier: {

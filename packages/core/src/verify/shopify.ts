@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
 import { SignatureError } from '../errors.js';
-import { HOUR_MS, parseConfig, secretsSchema } from './config.js';
+import { HOUR_MS, secretsSchema } from './config.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
 import { requireEventId, requireType, toIso } from './event.js';
 import { idField, stringField, tryParseJson } from './json.js';
@@ -38,7 +39,7 @@ const schema = z.strictObject({ secrets: secretsSchema });
  * const [event] = source.verifier.verify(request, new Date()); // event.type === 'orders/create'
  */
 export function shopify(config: ShopifyConfig): Source {
-  const { secrets } = parseConfig('shopify', schema, config);
+  const { secrets } = parseConfig('shopify config', schema, config);
   return {
     preset: shopifyPreset,
     verifier: {

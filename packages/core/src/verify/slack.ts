@@ -2,13 +2,8 @@ import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { HandshakeResponse, IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
 import { BadRequestError, SignatureError } from '../errors.js';
-import {
-  DEFAULT_TOLERANCE_SEC,
-  HOUR_MS,
-  parseConfig,
-  secretsSchema,
-  toleranceSchema,
-} from './config.js';
+import { DEFAULT_TOLERANCE_SEC, HOUR_MS, secretsSchema, toleranceSchema } from './config.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
 import { requireEventId, requireType, unixSecondsToIso } from './event.js';
 import { type JsonObject, parseVerifiedJson, stringField } from './json.js';
@@ -73,7 +68,7 @@ function verifiedBody(
  * const answer = source.verifier.handshake?.(request); // { status: 200, body: '{"challenge":"…"}' }
  */
 export function slack(config: SlackConfig): Source {
-  const { secrets, toleranceSec } = parseConfig('slack', schema, config);
+  const { secrets, toleranceSec } = parseConfig('slack config', schema, config);
   return {
     preset: { ...slackPreset, toleranceSec },
     verifier: {

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
 import { SignatureError } from '../errors.js';
-import { DAY_MS, DEFAULT_TOLERANCE_SEC, parseConfig, toleranceSchema } from './config.js';
+import { DAY_MS, DEFAULT_TOLERANCE_SEC, toleranceSchema } from './config.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
 import { requireType, toIso } from './event.js';
 import { parseVerifiedJson, stringField } from './json.js';
@@ -59,7 +60,7 @@ function v1Signatures(header: string): (Buffer | undefined)[] {
  * const [event] = source.verifier.verify(request, new Date()); // event.eventId === 'msg_…'
  */
 export function standardWebhooks(config: StandardWebhooksConfig): Source {
-  const { secrets, toleranceSec } = parseConfig('standard-webhooks', schema, config);
+  const { secrets, toleranceSec } = parseConfig('standard-webhooks config', schema, config);
   return {
     preset: { ...standardWebhooksPreset, toleranceSec },
     verifier: {

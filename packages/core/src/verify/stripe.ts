@@ -2,13 +2,8 @@ import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
 import { SignatureError } from '../errors.js';
-import {
-  DAY_MS,
-  DEFAULT_TOLERANCE_SEC,
-  parseConfig,
-  secretsSchema,
-  toleranceSchema,
-} from './config.js';
+import { DAY_MS, DEFAULT_TOLERANCE_SEC, secretsSchema, toleranceSchema } from './config.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
 import { requireEventId, requireType, unixSecondsToIso } from './event.js';
 import { type JsonObject, parseVerifiedJson, stringField } from './json.js';
@@ -67,7 +62,7 @@ function orderingKey(body: JsonObject): string | undefined {
  * const [event] = source.verifier.verify(request, new Date()); // event.eventId === 'evt_…'
  */
 export function stripe(config: StripeConfig): Source {
-  const { secrets, toleranceSec } = parseConfig('stripe', schema, config);
+  const { secrets, toleranceSec } = parseConfig('stripe config', schema, config);
   return {
     preset: { ...stripePreset, toleranceSec },
     verifier: {
