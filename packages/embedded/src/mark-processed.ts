@@ -121,7 +121,11 @@ function markByLease(s: MarkStatements, ctx: LeaseHolder): void {
  * });
  * recordPayment.immediate(ctx, 42); // in the handler
  */
-export function markProcessedInTransaction(db: Database, ctx: LeaseHolder): void;
+export function markProcessedInTransaction(
+  db: Database,
+  ctx: Pick<HandlerContext, 'envelope' | 'processingToken'>,
+): void;
+/** Marks by (source, id) alone, creating the row when missing; see the `ctx` form above. */
 export function markProcessedInTransaction(db: Database, source: string, id: string): void;
 export function markProcessedInTransaction(
   db: Database,

@@ -167,6 +167,17 @@ async function markByLease(client: ClientBase, ctx: LeaseHolder, s: MarkStatemen
  */
 export async function markProcessed(
   client: ClientBase,
+  ctx: Pick<HandlerContext, 'envelope' | 'processingToken'>,
+  location?: InboxLocation,
+): Promise<void>;
+/** Marks by (source, id) alone, creating the row when missing; see the `ctx` form above. */
+export async function markProcessed(
+  client: ClientBase,
+  event: { readonly source: string; readonly id: string },
+  location?: InboxLocation,
+): Promise<void>;
+export async function markProcessed(
+  client: ClientBase,
   event: LeaseHolder | EventRef,
   location: InboxLocation = {},
 ): Promise<void> {

@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { type InboxLocation, markProcessed, migrate } from '../src/index.js';
 import { dropSchema, envelope, type Fixture, fixture, randomSchema, waitUntil } from './helpers.js';
 
-type MarkTarget = Parameters<typeof markProcessed>[1];
+type LeaseHolder = Pick<HandlerContext, 'envelope' | 'processingToken'>;
+type MarkTarget = LeaseHolder | { readonly source: string; readonly id: string };
 
 /** The recipe: mark first, then the business write, in one transaction; returns what it threw. */
 async function recordPayment(
@@ -22,7 +23,8 @@ async function recordPayment(
   const client = await fx.pool.connect();
   try {
     await client.query('BEGIN');
-    await markProcessed(client, target, location);
+    if ('envelope' in target) await markProcessed(client, target, location);
+    else await markProcessed(client, target, location);
     await client.query(`INSERT INTO "${fx.schema}".ledger (event_id, amount) VALUES ($1, 42)`, [
       'envelope' in target ? target.envelope.id : target.id,
     ]);
@@ -52,7 +54,7 @@ async function leased(fx: Fixture, id: string, leaseMs = 60_000) {
   const env = envelope({ id });
   const begun = await fx.store.begin(env.source, env.id, { leaseMs });
   if (begun.status !== 'acquired') throw new Error(`${id}: ${begun.status}`);
-  return { envelope: env, processingToken: begun.token } satisfies Partial<HandlerContext>;
+  return { envelope: env, processingToken: begun.token } satisfies LeaseHolder;
 }
 
 describe('markProcessed(client, ctx): the mark holds while this attempt owns the lease', () => {
