@@ -30,7 +30,7 @@ beforeAll(async () => {
 });
 
 describe('the onceflow binary', () => {
-  it('prints JSON on stdout and exits 0; a usage error exits 2 with the message on stderr', async () => {
+  it('prints JSON on stdout and exits 0; a command-line error exits 2 with the message on stderr', async () => {
     const [list, usage] = await Promise.all([
       onceflow(['dead-letters', 'list', '--json', '--db', db]),
       onceflow(['dead-letters', 'redrive', '--db', db]),

@@ -18,7 +18,7 @@ const run = async (argv: string[], env: Record<string, string> = {}, targets?: T
   return { code, ...io };
 };
 
-describe('usage errors exit with 2 and touch nothing', () => {
+describe('command-line errors exit with 2 and touch nothing', () => {
   const cases: [string[], RegExp][] = [
     [['frobnicate'], /unknown command "frobnicate"/],
     [['dead-letters'], /"dead-letters" needs a subcommand/],
