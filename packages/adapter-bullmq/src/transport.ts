@@ -1,15 +1,11 @@
 import {
+  createLifecycle,
   createSubscriptions,
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import {
-  type Transport,
-  type TransportCapabilities,
-  TransportUnavailableError,
-  silentLogger,
-} from '@onceflow/core';
+import { type Transport, type TransportCapabilities, silentLogger } from '@onceflow/core';
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type BullmqTransportConfig, parseBullmqConfig } from './config.js';
@@ -55,8 +51,6 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
   const keep = { age: Math.ceil(config.dedupeWindowMs / 1000) };
   const jobOptions: JobsOptions = { removeOnComplete: keep, removeOnFail: keep };
   const subscriptions = createSubscriptions();
-  let opening: Promise<Opened> | undefined;
-  let closed = false;
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: { windowMs: config.dedupeWindowMs },
@@ -85,18 +79,17 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
     return { connection, work, dead };
   };
 
-  const opened = (op: string): Promise<Opened> => {
-    if (closed) {
-      return Promise.reject(
-        new TransportUnavailableError(`bullmq transport ${config.queue}: ${op} after close`),
-      );
-    }
-    opening ??= asTransport('start', open).catch((err: unknown) => {
-      opening = undefined;
-      throw err;
-    });
-    return opening;
-  };
+  const lifecycle = createLifecycle({
+    name: `bullmq transport ${config.queue}`,
+    start: () => asTransport('start', open),
+    close: async (queues) => {
+      await subscriptions.closeAll();
+      if (!queues) return;
+      await Promise.all([queues.work.close(), queues.dead.close()]);
+      await queues.connection.quit().catch(() => queues.connection.disconnect());
+    },
+  });
+  const opened = (op: string): Promise<Opened> => lifecycle.start(op);
 
   return {
     name: 'bullmq',
@@ -132,15 +125,6 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
       return subscriptions.track(() => consumer.close());
     },
 
-    async close() {
-      closed = true;
-      await subscriptions.closeAll();
-      const current = opening;
-      opening = undefined;
-      const queues = await current?.catch(() => undefined);
-      if (!queues) return;
-      await Promise.all([queues.work.close(), queues.dead.close()]);
-      await queues.connection.quit().catch(() => queues.connection.disconnect());
-    },
+    close: () => lifecycle.close(),
   };
 }

@@ -1,14 +1,10 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { parseConsumeOptions, createSubscriptions } from '@onceflow/core/kit';
-import {
-  type Transport,
-  type TransportCapabilities,
-  TransportUnavailableError,
-} from '@onceflow/core';
+import { createLifecycle, createSubscriptions, parseConsumeOptions } from '@onceflow/core/kit';
+import type { Transport, TransportCapabilities } from '@onceflow/core';
 import { parseSqsOptions, type SqsTransportOptions } from './config.js';
 import { startConsumer } from './consumer.js';
 import { createDeadLetters } from './dead-letters.js';
-import { createDeleteBatcher, type DeleteBatcher } from './delete-batcher.js';
+import { createDeleteBatcher } from './delete-batcher.js';
 import { MAX_DELAY_MS, MAX_VISIBILITY_MS } from './delivery.js';
 import { toOutgoing } from './marshal.js';
 import { sendAll } from './publish.js';
@@ -42,9 +38,6 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
   const config = parseSqsOptions(options);
   let client: SQSClient | undefined = config.client;
   let queues: SqsQueues | undefined;
-  let deletes: DeleteBatcher | undefined;
-  let closed = false;
-  let closing: Promise<void> | undefined;
   const subscriptions = createSubscriptions();
 
   const capabilities: TransportCapabilities = {
@@ -57,35 +50,28 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
       'publish resolves once SQS has acknowledged SendMessageBatch for every message: SQS has then stored it redundantly across several servers and availability zones',
   };
 
-  let starting: Promise<void> | undefined;
-
-  /** Sets up the queues once; a failed set-up is tried again by the next call. */
-  const start = (op: string): Promise<void> => {
-    if (closed)
-      return Promise.reject(
-        new TransportUnavailableError(`sqs transport ${config.queue}: ${op} after close`),
-      );
-    starting ??= (async () => {
-      client ??= new SQSClient(config.clientConfig ?? {});
-      queues = await ensureSqsQueues(client, {
+  /** Sets up the queues once, on the first operation; a failed set-up is tried again by the next. */
+  const lifecycle = createLifecycle({
+    name: `sqs transport ${config.queue}`,
+    start: async () => {
+      const c = client ?? new SQSClient(config.clientConfig ?? {});
+      client = c;
+      const q = await ensureSqsQueues(c, {
         queue: config.queue,
         fifo: config.fifo,
         maxReceiveCount: config.maxReceiveCount,
         create: config.createQueues,
       });
-      deletes = createDeleteBatcher(client, queues.url);
-    })().catch((err: unknown) => {
-      starting = undefined;
-      throw err;
-    });
-    return starting;
-  };
+      queues = q;
+      return { client: c, queues: q, deletes: createDeleteBatcher(c, q.url) };
+    },
+    close: async () => {
+      await subscriptions.closeAll();
+      if (config.client === undefined) client?.destroy();
+    },
+  });
   /** The started client and queues (starting first if needed). */
-  const ready = async (op: string) => {
-    await start(op);
-    if (!client || !queues || !deletes) throw new Error('unreachable: started without queues');
-    return { client, queues, deletes };
-  };
+  const ready = (op: string) => lifecycle.start(op);
 
   return {
     name: 'sqs',
@@ -104,7 +90,7 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
       logger: config.logger,
     }),
 
-    start: () => start('start'),
+    start: async () => void (await lifecycle.start()),
 
     async publish(messages) {
       if (messages.length === 0) return;
@@ -131,13 +117,6 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
       return subscriptions.track(() => consumer.close());
     },
 
-    close() {
-      closed = true;
-      closing ??= (async () => {
-        await subscriptions.closeAll();
-        if (config.client === undefined) client?.destroy();
-      })();
-      return closing;
-    },
+    close: () => lifecycle.close(),
   };
 }

@@ -38,6 +38,11 @@ export { type Subscriptions, createSubscriptions } from './transport-kit/subscri
 export { type LockWatch, type LockWatchOptions, watchLock } from './transport-kit/lock-watch.js';
 export { type BrokerCallOptions, brokerCall } from './transport-kit/broker-call.js';
 export { type Backoff, type BackoffOptions, createBackoff } from './transport-kit/backoff.js';
+export {
+  type Lifecycle,
+  type LifecycleOptions,
+  createLifecycle,
+} from './transport-kit/lifecycle.js';
 
 // Config and call arguments: the same checks and messages in every component
 export { loggerSchema, parseConfig } from './transport-kit/parse-config.js';

@@ -1,4 +1,5 @@
-import { type ProcessedStore, silentLogger, TransportUnavailableError } from '@onceflow/core';
+import { type ProcessedStore, silentLogger } from '@onceflow/core';
+import { createLifecycle } from '@onceflow/core/kit';
 import type { Database } from 'better-sqlite3';
 import {
   type EmbeddedOptions,
@@ -54,22 +55,21 @@ export function createEmbedded(options: EmbeddedOptions): Embedded {
   const notifier = createQueueNotifier();
   const logger = config.logger ?? silentLogger;
   const transports = new Set<EmbeddedTransport>();
-  let closing: Promise<void> | undefined;
-
-  const close = () => {
-    closing ??= (async () => {
+  const lifecycle = createLifecycle({
+    name: 'embedded',
+    close: async () => {
       await Promise.all([...transports].map((t) => t.close()));
       handle.close();
-    })();
-    return closing;
-  };
+    },
+  });
+  const close = () => lifecycle.close();
 
   const inbox = createEmbeddedInbox(handle);
   return {
     inbox,
     processed: inbox,
     transport(queue, transportOptions) {
-      if (closing) throw new TransportUnavailableError('embedded: transport() after close()');
+      lifecycle.assertOpen('transport()');
       const transport = createEmbeddedTransport({
         handle,
         queue,

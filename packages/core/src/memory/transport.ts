@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Transport, TransportCapabilities } from '../contracts/transport.js';
 import { createSubscriptions } from '../transport-kit/subscriptions.js';
-import { TransportUnavailableError } from '../errors.js';
 import { parseConsumeOptions } from '../transport-kit/consume-options.js';
 import { createInFlight } from '../transport-kit/in-flight.js';
+import { createLifecycle } from '../transport-kit/lifecycle.js';
 import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 import { assertEncodesWithin } from '../transport-kit/message-size.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
@@ -91,9 +91,13 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     return queue;
   };
   const subscriptions = createSubscriptions();
-  let closing: Promise<void> | undefined;
-  const ensureOpen = (what: string) => {
-    if (closing) throw new TransportUnavailableError(`memory transport is closed: cannot ${what}`);
+  const lifecycle = createLifecycle({
+    name: `memory transport ${o.queue}`,
+    start: async () => void open(),
+    close: () => subscriptions.closeAll(),
+  });
+  const ensureOpen = (op: string) => {
+    lifecycle.assertOpen(op);
     return open();
   };
 
@@ -103,9 +107,7 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     broker,
     queue: o.queue,
     deadLetters: memoryDeadLetters(open),
-    async start() {
-      ensureOpen('start');
-    },
+    start: () => lifecycle.start(),
     async publish(messages) {
       const q = ensureOpen('publish');
       // Every message is checked before any is stored: an oversized one refuses the whole batch.
@@ -135,10 +137,7 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
         await consumer.inFlight.idle();
       });
     },
-    close() {
-      closing ??= subscriptions.closeAll();
-      return closing;
-    },
+    close: () => lifecycle.close(),
     [Symbol.asyncDispose]() {
       return transport.close();
     },

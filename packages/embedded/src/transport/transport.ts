@@ -1,15 +1,11 @@
 import {
+  createLifecycle,
+  createSubscriptions,
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
-  createSubscriptions,
 } from '@onceflow/core/kit';
-import {
-  type Logger,
-  type Transport,
-  type TransportCapabilities,
-  TransportUnavailableError,
-} from '@onceflow/core';
+import type { Logger, Transport, TransportCapabilities } from '@onceflow/core';
 import type { EmbeddedTransportConfig } from '../config.js';
 import type { DatabaseHandle } from '../database.js';
 import { asTransport } from '../errors.js';
@@ -53,7 +49,11 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
   const notifier = deps.notifier ?? createQueueNotifier();
   const store = createMessageStore(handle, queue);
   const subscriptions = createSubscriptions();
-  let closed = false;
+  const lifecycle = createLifecycle({
+    name: `embedded transport ${queue}`,
+    start: () => asTransport('start', () => void handle.open()),
+    close: () => subscriptions.closeAll(),
+  });
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: { windowMs: config.dedupeWindowMs },
@@ -64,27 +64,20 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
     durability: durability(deps.synchronous),
   };
 
-  const assertOpen = (op: string) => {
-    if (closed)
-      throw new TransportUnavailableError(`embedded transport ${queue}: ${op} after close`);
-  };
-
   return {
     name: 'embedded',
     queue,
     capabilities,
     deadLetters: createDeadLetters(handle, queue, () => notifier.notify(queue)),
 
+    /** Opens the file (once) and deletes the queue's expired dedupe tombstones (every call). */
     async start() {
-      assertOpen('start');
-      await asTransport('start', () => {
-        handle.open();
-        store.sweep(config.dedupeWindowMs);
-      });
+      await lifecycle.start();
+      await asTransport('start', () => void store.sweep(config.dedupeWindowMs));
     },
 
     async publish(messages) {
-      assertOpen('publish');
+      lifecycle.assertOpen('publish'); // the file opens on first use: no start() needed
       if (messages.length === 0) return;
       const rows = messages.map((m) => ({
         dedupeKey: dedupeKeyOf(m),
@@ -96,9 +89,8 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
     },
 
     async consume(handler, options) {
-      assertOpen('consume');
       const { concurrency, lockMs } = parseConsumeOptions(options, capabilities);
-      await asTransport('consume', () => handle.open());
+      await lifecycle.start('consume');
       const waker = createWaker();
       const unsubscribe = notifier.subscribe(queue, waker.wake);
       const consumer = startConsumer({
@@ -117,9 +109,6 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
       });
     },
 
-    async close() {
-      closed = true;
-      await subscriptions.closeAll();
-    },
+    close: () => lifecycle.close(),
   };
 }
