@@ -1,15 +1,12 @@
 import {
   brokerCall,
+  createLifecycle,
   createSubscriptions,
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import {
-  type Transport,
-  type TransportCapabilities,
-  TransportUnavailableError,
-} from '@onceflow/core';
+import type { Transport, TransportCapabilities } from '@onceflow/core';
 import type { Admin } from 'kafkajs';
 import { createClient } from './client.js';
 import { type KafkaTransportOptions, resolveConfig, topicNames } from './config.js';
@@ -37,8 +34,9 @@ const DURABILITY =
  * member that dies or is fenced are redelivered to another member. Retries go through retry
  * topics `<topic>.retry.<n>` consumed once due; dead letters through `<topic>.dlq`.
  *
- * No I/O until `start()`; `start()` creates missing topics (unless `createTopics: false`) and
- * connects the producer. While no broker answers, `publish` rejects with
+ * No I/O in the factory; `start()` creates missing topics (unless `createTopics: false`) and
+ * connects the producer, and so does the first `publish`, `consume` or dead-letter call made
+ * without it. While no broker answers, `publish` rejects with
  * `TransportUnavailableError` after kafkajs's retries, and the producer reconnects on the next
  * request; a consumer that crashes is restarted by kafkajs until it rejoins.
  *
@@ -54,7 +52,6 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
   const publisher = createPublisher(kafka);
   const subscriptions = createSubscriptions();
   let admin: Promise<Admin> | undefined;
-  let closed = false;
 
   const getAdmin = () => {
     admin ??= brokerCall(`kafka connect to ${config.brokers}`, async () => {
@@ -67,12 +64,34 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     });
     return admin;
   };
+  /** Creates the topics (unless `createTopics: false`) and connects the producer, once. */
+  const lifecycle = createLifecycle({
+    name: `kafka transport ${config.topic}`,
+    start: async () => {
+      if (config.createTopics) {
+        const a = await getAdmin();
+        await brokerCall('kafka create topics', () => ensureTopics(a, config));
+      }
+      await publisher.connect();
+    },
+    close: async () => {
+      await subscriptions.closeAll();
+      await deadLetters.close();
+      await publisher.close();
+      const a = admin;
+      admin = undefined;
+      if (a) await (await a.catch(() => undefined))?.disconnect();
+    },
+  });
   const deadLetters = createDeadLetterStore({
     kafka,
     config,
     dlq: names.dlq,
     publisher,
-    admin: getAdmin,
+    admin: async () => {
+      await lifecycle.start('deadLetters');
+      return getAdmin();
+    },
   });
 
   const capabilities: TransportCapabilities = {
@@ -84,11 +103,6 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     durability: DURABILITY,
   };
 
-  const assertOpen = (op: string) => {
-    if (closed)
-      throw new TransportUnavailableError(`kafka transport ${config.topic}: ${op} after close`);
-  };
-
   return {
     name: 'kafka',
     topic: config.topic,
@@ -96,43 +110,28 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     capabilities,
     deadLetters,
 
-    async start() {
-      assertOpen('start');
-      if (config.createTopics) {
-        const a = await getAdmin();
-        await brokerCall('kafka create topics', () => ensureTopics(a, config));
-      }
-      await publisher.connect();
-    },
+    start: () => lifecycle.start(),
 
     async publish(messages) {
-      assertOpen('publish');
       const records = messages.map((m) =>
         toRecord(m.envelope, encodeWithinLimit(m.envelope, config.maxMessageBytes), {
           dedupeKey: dedupeKeyOf(m),
           attempt: 1,
         }),
       );
+      await lifecycle.start('publish');
       await publisher.send(config.topic, records);
     },
 
     async consume(handler, consumeOptions) {
-      assertOpen('consume');
       const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
+      await lifecycle.start('consume');
       const subscription = await brokerCall('kafka start the consumer', () =>
         startConsumer({ kafka, config, publisher, handler, concurrency }),
       );
       return subscriptions.track(() => subscription.close());
     },
 
-    async close() {
-      closed = true;
-      await subscriptions.closeAll();
-      await deadLetters.close();
-      await publisher.close();
-      const a = admin;
-      admin = undefined;
-      if (a) await (await a.catch(() => undefined))?.disconnect();
-    },
+    close: () => lifecycle.close(),
   };
 }

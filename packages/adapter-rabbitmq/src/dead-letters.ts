@@ -32,6 +32,8 @@ export function createDeadLetters(deps: {
   readonly link: Link;
   readonly names: QueueNames;
   readonly logger: Logger;
+  /** The transport's topology, declared once (the dead-letter queue and the work queue). */
+  readonly ready: () => Promise<void>;
 }): DeadLetters {
   const { names } = deps;
 
@@ -45,6 +47,7 @@ export function createDeadLetters(deps: {
 
   const readWith = <T>(what: string, body: (read: Reader) => Promise<T>): Promise<T> =>
     brokerCall(`rabbitmq deadLetters.${what}`, async () => {
+      await deps.ready();
       const ch = await (await deps.link.connection()).createConfirmChannel();
       ch.on('error', () => {});
       try {

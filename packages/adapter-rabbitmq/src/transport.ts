@@ -1,14 +1,11 @@
 import {
   brokerCall,
+  createLifecycle,
   createSubscriptions,
   dedupeKeyOf,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import {
-  type Transport,
-  type TransportCapabilities,
-  TransportUnavailableError,
-} from '@onceflow/core';
+import type { Transport, TransportCapabilities } from '@onceflow/core';
 import type { Channel } from 'amqplib';
 import { parseRabbitMqOptions, type RabbitMqTransportOptions } from './config.js';
 import { startConsumer } from './consumer.js';
@@ -36,8 +33,9 @@ const DURABILITY =
 /**
  * The onceflow Transport on RabbitMQ (amqplib): durable quorum queues, persistent messages,
  * pipelined publisher confirms, `mandatory` publishing, per-delay TTL retry queues that dead-letter
- * back to the work queue, and a dead-letter queue with its API. No I/O until `start()`, which
- * declares the topology (idempotent). Connections come back by themselves after a broker restart;
+ * back to the work queue, and a dead-letter queue with its API. No I/O in the factory: `start()`
+ * declares the topology (idempotent), and so does the first `publish`, `consume` or dead-letter
+ * call made without it. Connections come back by themselves after a broker restart;
  * while the broker is unreachable, `publish` rejects with `TransportUnavailableError` (the
  * receiver answers 503).
  *
@@ -64,9 +62,6 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
   const declaredRetry = new Map<number, Promise<void>>();
   const maxDelayMs = config.retryDelaysMs.at(-1) ?? 0;
   let queueType: QueueType | undefined;
-  let started: Promise<void> | undefined;
-  let closed = false;
-  let closing: Promise<void> | undefined;
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: false,
@@ -75,11 +70,6 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     maxDelayMs,
     maxMessageBytes: config.maxMessageBytes,
     durability: DURABILITY,
-  };
-
-  const assertOpen = (op: string) => {
-    if (closed)
-      throw new TransportUnavailableError(`rabbitmq transport ${config.queue}: ${op} after close`);
   };
 
   const withChannel = <T>(what: string, body: (ch: Channel) => Promise<T>): Promise<T> =>
@@ -93,17 +83,20 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       }
     });
 
-  const start = (): Promise<void> => {
-    assertOpen('start');
-    started ??= withChannel('start', async (ch) => {
-      queueType = resolveQueueType(config.queueType, link.serverVersion);
-      await declareTopology(ch, names, queueType);
-    }).catch((err: unknown) => {
-      started = undefined;
-      throw err;
-    });
-    return started;
-  };
+  /** Declares the topology once, on the first operation that needs it (`start()` or not). */
+  const lifecycle = createLifecycle({
+    name: `rabbitmq transport ${config.queue}`,
+    start: () =>
+      withChannel('start', async (ch) => {
+        queueType = resolveQueueType(config.queueType, link.serverVersion);
+        await declareTopology(ch, names, queueType);
+      }),
+    close: async () => {
+      await subscriptions.closeAll();
+      await publisher.close();
+      await link.close();
+    },
+  });
 
   /** The smallest bucket not shorter than `delayMs`, its queue declared once per transport. */
   const retryQueue = async (delayMs: number): Promise<string> => {
@@ -131,11 +124,15 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     name: 'rabbitmq',
     queue: config.queue,
     capabilities,
-    deadLetters: createDeadLetters({ link, names, logger: config.logger }),
-    start,
+    deadLetters: createDeadLetters({
+      link,
+      names,
+      logger: config.logger,
+      ready: () => lifecycle.start('deadLetters'),
+    }),
+    start: () => lifecycle.start(),
 
     async publish(messages) {
-      assertOpen('publish');
       if (messages.length === 0) return;
       const out = messages.map((m) =>
         toWorkMessage(
@@ -144,13 +141,13 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
           config.maxMessageBytes,
         ),
       );
+      await lifecycle.start('publish');
       await publisher.send(out);
     },
 
     async consume(handler, consumeOptions) {
-      assertOpen('consume');
       const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
-      await start();
+      await lifecycle.start('consume');
       const consumer = await brokerCall('rabbitmq consume', () =>
         startConsumer({
           ...config,
@@ -165,14 +162,6 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       return subscriptions.track(() => consumer.close());
     },
 
-    close() {
-      closed = true;
-      closing ??= (async () => {
-        await subscriptions.closeAll();
-        await publisher.close();
-        await link.close();
-      })();
-      return closing;
-    },
+    close: () => lifecycle.close(),
   };
 }

@@ -94,3 +94,30 @@ describe('rabbitmq publish failures', () => {
     await transport.close();
   });
 });
+
+describe('rabbitmq without start()', () => {
+  it('publish declares the topology once and stores the message (a receiver only publishes)', async () => {
+    const queue = `onceflow-lazy-${Date.now()}`;
+    const receiverSide = createRabbitMqTransport({ queue });
+    const event = testEnvelope();
+    await receiverSide.publish([{ envelope: event }]);
+    await receiverSide.publish([{ envelope: testEnvelope() }]);
+    expect(await receiverSide.deadLetters.count(), 'dead-letter queue declared too').toBe(0);
+
+    const workerSide = createRabbitMqTransport({ queue });
+    const seen: string[] = [];
+    const sub = await workerSide.consume(
+      async (d) => {
+        seen.push(d.envelope.id);
+        await d.ack();
+      },
+      { concurrency: 2, lockMs: 5_000 },
+    );
+    await waitUntil(() => seen.length === 2, { timeoutMs: 5_000, message: 'both delivered' });
+    expect(seen).toContain(event.id);
+    await sub.close();
+    await Promise.all([receiverSide.close(), workerSide.close()]);
+    await expect(receiverSide.publish([{ envelope: event }])).rejects.toThrow(/after close/);
+    await deleteRabbitMqQueues({ queue });
+  });
+});
