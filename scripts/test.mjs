@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `pnpm test`: brings up what the project can start, fails naming anything missing, never skips.
 // Then: typecheck, lint, circular-import check, build + publint of every package, the API reports,
-// the API reference (TypeDoc, validation only), and every package's tests (sequentially: 2 cores),
-// ending with one plain line "N passed, N failed".
+// the API reference (TypeDoc, validation only), the packed tarballs installed with npm in an empty
+// project (README Quick start and a broker stack run there), and every package's tests
+// (sequentially: 2 cores), ending with one plain line "N passed, N failed".
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,6 +53,7 @@ for (const [cmd, args] of [
   ['pnpm', ['run', 'check:packages']],
   ['pnpm', ['run', 'api:check']],
   ['pnpm', ['run', 'docs:check']],
+  ['pnpm', ['run', 'check:packed']],
 ]) {
   if (run(cmd, args) !== 0) {
     console.error(`\nFAILED: ${cmd} ${args.join(' ')}`);
