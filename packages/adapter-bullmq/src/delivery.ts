@@ -2,6 +2,8 @@ import { type DeadLetterReason, type Envelope, LockLostError } from '@onceflow/c
 import {
   type DeliveryInit,
   type LockWatch,
+  checkExtendLock,
+  checkRetryDelay,
   deadLetterHeaders,
   watchLock,
 } from '@onceflow/core/kit';
@@ -90,9 +92,7 @@ export function jobDelivery(
     attempt: job.attemptsStarted,
     signal: lock.signal,
     async extendLock(ms) {
-      if (!(ms > 0 && ms <= deps.maxLockMs)) {
-        throw new RangeError(`extendLock(${ms}): must be > 0 and at most ${deps.maxLockMs} ms`);
-      }
+      checkExtendLock(ms, deps.maxLockMs);
       if (lock.signal.aborted) throw lock.signal.reason;
       const from = Date.now();
       const held = await asTransport('extendLock', () => job.extendLock(token, ms));
@@ -104,9 +104,7 @@ export function jobDelivery(
     },
     ack: () => guarded('ack', () => deps.complete(job, token)),
     async retry({ delayMs }) {
-      if (!(delayMs >= 0 && delayMs <= MAX_DELAY_MS)) {
-        throw new RangeError(`retry delayMs must be within 0..${MAX_DELAY_MS}, got ${delayMs}`);
-      }
+      checkRetryDelay(delayMs, MAX_DELAY_MS);
       await guarded('retry', () => job.moveToDelayed(Date.now() + delayMs, token));
     },
     deadLetter: (reason) => guarded('deadLetter', () => deadLetter(reason)),

@@ -1,6 +1,8 @@
 import {
   type DeliveryInit,
   ONCEFLOW_HEADERS,
+  checkExtendLock,
+  checkRetryDelay,
   deadLetterHeaders,
   dedupeKeyOf,
 } from '@onceflow/core/kit';
@@ -24,11 +26,9 @@ export interface RecordContext {
 /** The retry topic for a delay: the smallest tier not shorter than `delayMs`. */
 export function retryTopic(ctx: RecordContext, delayMs: number): string {
   const tiers = ctx.config.retryTiersMs;
-  const i = tiers.findIndex((t) => delayMs <= t);
-  const topic = ctx.names.retries[i];
-  if (!(delayMs >= 0) || topic === undefined)
-    throw new RangeError(`retry delayMs must be within 0..${tiers.at(-1)}, got ${delayMs}`);
-  return topic;
+  checkRetryDelay(delayMs, tiers.at(-1) ?? 0);
+  // A tier not shorter than the delay exists: the longest tier is the declared maximum.
+  return ctx.names.retries[tiers.findIndex((t) => delayMs <= t)] as string;
 }
 
 /** A dead-letter record id for a record with no dedupe key to go by (one that cannot be decoded). */
@@ -60,10 +60,7 @@ export function recordDelivery(
     attempt: meta.attempt,
     signal: ctx.signal,
     async extendLock(ms) {
-      if (!(ms > 0 && ms <= ctx.config.rebalanceTimeoutMs))
-        throw new RangeError(
-          `extendLock(${ms}): must be > 0 and at most ${ctx.config.rebalanceTimeoutMs} ms`,
-        );
+      checkExtendLock(ms, ctx.config.rebalanceTimeoutMs);
       if (ctx.signal.aborted) throw new LockLostError('kafka: this member lost the partition');
       await ctx.heartbeat().catch(() => undefined);
     },

@@ -1,4 +1,4 @@
-import type { DeliveryInit } from '@onceflow/core/kit';
+import { checkExtendLock, type DeliveryInit } from '@onceflow/core/kit';
 import { LockLostError } from '@onceflow/core';
 import type { Message } from 'amqplib';
 import type { AckBatcher } from './acks.js';
@@ -62,11 +62,7 @@ export function brokerDelivery(
     attempt: work.attempt,
     signal: consumer.signal,
     async extendLock(ms) {
-      if (!(ms > 0 && ms <= deps.consumerTimeoutMs)) {
-        throw new RangeError(
-          `extendLock(${ms}): must be > 0 and at most ${deps.consumerTimeoutMs} ms`,
-        );
-      }
+      checkExtendLock(ms, deps.consumerTimeoutMs);
       held(); // nothing to renew: the delivery is held as long as its channel lives
     },
     ack: ackOriginal,

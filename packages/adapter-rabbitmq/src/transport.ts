@@ -1,5 +1,6 @@
 import {
   brokerCall,
+  checkRetryDelay,
   createLifecycle,
   createSubscriptions,
   dedupeKeyOf,
@@ -100,9 +101,7 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
 
   /** The smallest bucket not shorter than `delayMs`, its queue declared once per transport. */
   const retryQueue = async (delayMs: number): Promise<string> => {
-    if (!(delayMs >= 0 && delayMs <= maxDelayMs)) {
-      throw new RangeError(`retry delayMs must be within 0..${maxDelayMs}, got ${delayMs}`);
-    }
+    checkRetryDelay(delayMs, maxDelayMs);
     if (delayMs === 0) return names.work;
     const bucket = config.retryDelaysMs.find((d) => d >= delayMs) ?? maxDelayMs;
     let declared = declaredRetry.get(bucket);

@@ -5,7 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { type DeadLetterReason, type Envelope, LockLostError } from '@onceflow/core';
-import { type DeliveryInit, watchLock } from '@onceflow/core/kit';
+import { checkExtendLock, checkRetryDelay, type DeliveryInit, watchLock } from '@onceflow/core/kit';
 import { toDeadLetterEntry } from './dead-letter-message.js';
 import type { DeleteBatcher } from './delete-batcher.js';
 import { asTransport } from './errors.js';
@@ -92,7 +92,7 @@ export function receivedDelivery(
     attempt,
     signal: watch.signal,
     async extendLock(ms) {
-      if (!(ms > 0)) throw new RangeError(`extendLock(${ms}): must be > 0`);
+      checkExtendLock(ms, MAX_VISIBILITY_MS);
       withinTwelveHours('extendLock', ms);
       const from = Date.now();
       await holding('extendLock', () => changeVisibility(ms));
@@ -100,8 +100,7 @@ export function receivedDelivery(
     },
     ack: () => holding('ack', () => deletes.delete(handle)),
     async retry({ delayMs }) {
-      if (!(delayMs >= 0 && delayMs <= MAX_DELAY_MS))
-        throw new RangeError(`retry delayMs must be within 0..${MAX_DELAY_MS}, got ${delayMs}`);
+      checkRetryDelay(delayMs, MAX_DELAY_MS);
       withinTwelveHours('retry', delayMs);
       await holding('retry', () => changeVisibility(delayMs));
     },

@@ -46,7 +46,12 @@ export {
 
 // Config and call arguments: the same checks and messages in every component
 export { loggerSchema, parseConfig } from './transport-kit/parse-config.js';
-export { nonNegative, positiveMs } from './transport-kit/arguments.js';
+export {
+  checkExtendLock,
+  checkRetryDelay,
+  nonNegative,
+  positiveMs,
+} from './transport-kit/arguments.js';
 
 // Broker-message metadata
 export {

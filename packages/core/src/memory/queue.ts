@@ -1,5 +1,6 @@
 import type { DeadLetter, DeadLetterReason, Delivery } from '../contracts/transport.js';
 import { LockLostError } from '../errors.js';
+import { checkExtendLock, checkRetryDelay } from '../transport-kit/arguments.js';
 import type { InFlight } from '../transport-kit/in-flight.js';
 import { type DeliveryInit, runDelivery } from '../transport-kit/run-delivery.js';
 import type { RetryOptions } from '../transport-kit/settlement.js';
@@ -137,9 +138,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       },
       async retry({ delayMs, error }: RetryOptions) {
         held();
-        if (!(delayMs >= 0 && delayMs <= consumer.maxDelayMs)) {
-          throw new RangeError(`delayMs must be within 0..${consumer.maxDelayMs}, got ${delayMs}`);
-        }
+        checkRetryDelay(delayMs, consumer.maxDelayMs);
         unlock(m);
         m.attempt++;
         m.availableAt = Date.now() + delayMs;
@@ -163,9 +162,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       },
       async extendLock(ms: number) {
         held();
-        if (!(ms > 0 && ms <= consumer.maxLockMs)) {
-          throw new RangeError(`extendLock ms must be within 1..${consumer.maxLockMs}, got ${ms}`);
-        }
+        checkExtendLock(ms, consumer.maxLockMs);
         lock.until = Date.now() + ms;
         armLock(m, lock);
       },

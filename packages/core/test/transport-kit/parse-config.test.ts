@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../src/errors.js';
-import { loggerSchema, nonNegative, parseConfig, positiveMs } from '../../src/kit.js';
+import { loggerSchema, parseConfig } from '../../src/kit.js';
 
 const schema = z
   .object({
@@ -30,16 +30,5 @@ describe('parseConfig', () => {
 
   it('refuses unknown fields of a strict schema', () => {
     expect(() => parseConfig('test options', schema, { queue: 'q', queu: 'x' })).toThrow(/queu/);
-  });
-});
-
-describe('positiveMs and nonNegative', () => {
-  it('return the value when it is in range and throw RangeError naming the argument otherwise', () => {
-    expect(positiveMs('leaseMs', 1.5)).toBe(1.5);
-    expect(nonNegative('limit', 0)).toBe(0);
-    expect(() => positiveMs('leaseMs', 0)).toThrow(new RangeError('leaseMs must be > 0, got 0'));
-    expect(() => positiveMs('leaseMs', Number.NaN)).toThrow(RangeError);
-    expect(() => nonNegative('limit', -1)).toThrow(new RangeError('limit must be >= 0, got -1'));
-    expect(() => nonNegative('olderThanMs', Number.POSITIVE_INFINITY)).toThrow(RangeError);
   });
 });

@@ -1,4 +1,4 @@
-import { type DeliveryInit, watchLock } from '@onceflow/core/kit';
+import { checkExtendLock, checkRetryDelay, type DeliveryInit, watchLock } from '@onceflow/core/kit';
 import { type Envelope, LockLostError } from '@onceflow/core';
 import { asTransport } from '../errors.js';
 import type { ClaimedMessage, MessageStore } from './messages.js';
@@ -44,9 +44,7 @@ export function leasedDelivery(
     attempt: message.attempt,
     signal: lease.signal,
     async extendLock(ms) {
-      if (!(ms > 0 && ms <= deps.maxLockMs)) {
-        throw new RangeError(`extendLock(${ms}): must be > 0 and at most ${deps.maxLockMs} ms`);
-      }
+      checkExtendLock(ms, deps.maxLockMs);
       if (lease.signal.aborted) throw lease.signal.reason;
       const until = await asTransport('extendLock', () => store.extend(seq, token, ms));
       if (until === undefined) {
@@ -57,9 +55,7 @@ export function leasedDelivery(
     },
     ack: () => settle('ack', () => store.ack(seq, token)),
     async retry({ delayMs, error }) {
-      if (!(delayMs >= 0 && delayMs <= MAX_DELAY_MS)) {
-        throw new RangeError(`retry delayMs must be within 0..${MAX_DELAY_MS}, got ${delayMs}`);
-      }
+      checkRetryDelay(delayMs, MAX_DELAY_MS);
       await settle('retry', () => store.retry(seq, token, delayMs, error));
     },
     deadLetter: (reason) => settle('deadLetter', () => store.deadLetter(seq, token, reason)),
