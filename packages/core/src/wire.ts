@@ -7,10 +7,13 @@ import { WireFormatError } from './errors.js';
  * SQS body, a BullMQ job's data, an AMQP body or a Kafka value alike.
  *
  * ```json
- * {"v":1,"id":"evt_1","source":"stripe","type":"charge.succeeded","key":"cus_9",
- *  "headers":{"content-type":"application/json"},"receivedAt":"…","occurredAt":"…",
- *  "payloadHash":"…","enc":"utf8","payload":"{\"id\":\"evt_1\",…}"}
+ * {"v":1,"id":"evt_1","source":"stripe","type":"charge.succeeded",
+ *  "headers":{"content-type":"application/json"},"receivedAt":"…","payloadHash":"…",
+ *  "enc":"utf8","payload":"{\"id\":\"evt_1\",…}","key":"cus_9","occurredAt":"…"}
  * ```
+ *
+ * Fields are written in this order, optional ones (`key`, `occurredAt`) last and only when set;
+ * the golden fixtures in `test/wire/fixtures` hold the exact bytes.
  *
  * `enc` is `utf8` when the payload bytes are valid UTF-8 (the payload is then readable as is) and
  * `base64` otherwise, so arbitrary bytes round-trip exactly. Decoders reject any other `v`.

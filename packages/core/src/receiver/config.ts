@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Inbox } from '../contracts/inbox.js';
 import type { Source } from '../contracts/source.js';
 import type { Transport } from '../contracts/transport.js';
-import { ConfigError } from '../errors.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import { isSignatureHeader } from './headers.js';
@@ -84,9 +84,5 @@ export type ResolvedReceiverConfig = z.output<typeof schema>;
 
 /** Defaults and validation for the receiver, in one spot. Throws `ConfigError`. */
 export function resolveReceiverConfig(config: ReceiverConfig): ResolvedReceiverConfig {
-  const parsed = schema.safeParse(config);
-  if (!parsed.success) {
-    throw new ConfigError(`invalid receiver config: ${z.prettifyError(parsed.error)}`);
-  }
-  return parsed.data;
+  return parseConfig('receiver config', schema, config);
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ProcessedStore } from '../contracts/inbox.js';
 import type { Transport } from '../contracts/transport.js';
 import { ConfigError } from '../errors.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import type { EventHandler } from './handler.js';
@@ -107,13 +108,16 @@ const schema = z
     shutdownTimeoutMs: ms.default(30_000),
     unknownType: z.enum(['dead-letter', 'ack']).default('dead-letter'),
     logger: z
-      .custom<Logger>(hasMethods('child', 'info', 'warn', 'error'), 'must be a pino Logger')
+      .custom<Logger>(
+        hasMethods('child', 'info', 'warn', 'error'),
+        'must be a Logger (pino or your own)',
+      )
       .optional()
       .transform((l) => l ?? silentLogger),
     metrics: z
       .custom<OnceflowMetrics>(
         (v) => typeof v === 'object' && v !== null && 'processed' in v && 'deadLettered' in v,
-        'must come from createMetrics()',
+        'must be an OnceflowMetrics (createMetrics() or your own)',
       )
       .optional(),
     now: fnOr(Date.now),
@@ -128,10 +132,7 @@ export type ResolvedWorkerConfig = z.output<typeof schema>;
 
 /** Validates a config and fills in defaults, in this one place. Throws `ConfigError`. */
 export function parseWorkerConfig(input: WorkerConfig): ResolvedWorkerConfig {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success)
-    throw new ConfigError(`invalid worker config: ${z.prettifyError(parsed.error)}`);
-  const c = parsed.data;
+  const c = parseConfig('worker config', schema, input);
   const problems: string[] = [];
   if (c.retry.maxDelayMs < c.retry.baseDelayMs)
     problems.push('retry.maxDelayMs < retry.baseDelayMs');

@@ -4,7 +4,7 @@ import { createEnvelope, type Envelope } from '../../src/envelope.js';
 import { createMemoryInbox, type MemoryInbox } from '../../src/memory/inbox.js';
 import { createMemoryTransport, type MemoryTransport } from '../../src/memory/transport.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
-import { createMetrics, type OnceflowMetrics } from '../../src/observability/metrics.js';
+import { createMetrics, type PrometheusMetrics } from '../../src/observability/metrics.js';
 import { createWorker, type Worker, type WorkerConfig } from '../../src/worker/index.js';
 
 /** Polls `check` until it returns a truthy value, or fails after `timeoutMs`. */
@@ -58,7 +58,7 @@ export interface LogLine {
 export interface Fixture extends AsyncDisposable {
   readonly transport: MemoryTransport;
   readonly inbox: MemoryInbox;
-  readonly metrics: OnceflowMetrics;
+  readonly metrics: PrometheusMetrics;
   readonly logger: Logger;
   readonly logs: LogLine[];
   /** Creates and starts a worker over this fixture's transport and inbox; closed on dispose. */
