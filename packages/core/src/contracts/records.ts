@@ -92,8 +92,12 @@ export interface BeginOptions {
   readonly attempt: number;
   /** Recorded as `consumer` and as the history entry's actor. */
   readonly consumer?: string | undefined;
-  /** The delivery is an operator's redrive of a dead letter: a `dead-lettered` record is acquired. */
-  readonly redrive?: boolean | undefined;
+  /**
+   * Set when the delivery is an operator's redrive of a dead letter (the envelope's
+   * `x-onceflow-redrive` header): who redrove it. A `dead-lettered` record is then acquired,
+   * and the history says `redriven by <actor>`.
+   */
+  readonly redrive?: string | undefined;
 }
 
 /** What `deadLetter` records. */

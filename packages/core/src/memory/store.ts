@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '../contracts/inbox.js';
 import type { BeginResult, RecordPage, RecordStore } from '../contracts/records.js';
 import type { Envelope } from '../envelope.js';
+import { UsageError } from '../errors.js';
 import { decodeCursor, encodeCursor, isAfter, pageSize } from '../records/cursor.js';
 import { positiveMs } from '../transport-kit/arguments.js';
 import { createKeyedRows } from './keyed-rows.js';
@@ -116,6 +117,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       enter(row, now(), { state: 'enqueued', attempt: row.attempts, actor: row.consumer });
     },
     async scheduleRetry(source, id, token, { error, nextAttemptAt }) {
+      if (Number.isNaN(nextAttemptAt.getTime()))
+        throw new UsageError('nextAttemptAt is not a date');
       const row = leaseOf(source, id, token);
       if (!row) return;
       row.lease = undefined;
@@ -187,7 +190,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const t = now();
       const row = rows.get(source, id) ?? newRow(envelope, 'enqueued', t);
       if (done(row)) return { status: 'processed' };
-      if (row.state === 'dead-lettered' && !redrive) return { status: 'dead-lettered' };
+      if (row.state === 'dead-lettered' && redrive === undefined)
+        return { status: 'dead-lettered' };
       if (row.state === 'processing' && row.lease && row.lease.until > t) {
         return { status: 'busy', retryAfterMs: row.lease.until - t };
       }
@@ -200,7 +204,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         state: 'processing',
         attempt,
         actor: consumer,
-        note: row.state === 'dead-lettered' ? 'redriven' : undefined,
+        note: row.state === 'dead-lettered' ? `redriven by ${redrive}` : undefined,
       });
       return { status: 'acquired', token: row.lease.token };
     },

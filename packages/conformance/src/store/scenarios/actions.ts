@@ -15,7 +15,7 @@ export const actionScenarios: StoreScenario[] = [
       const r = await record(env);
       expect(r.state).toBe('enqueued');
       expect(r.history.at(-1)).toMatchObject({ state: 'enqueued', actor: 'cli:alice' });
-      await acquired(store, env, { leaseMs: longLeaseMs, attempt: 1, redrive: true });
+      await acquired(store, env, { leaseMs: longLeaseMs, attempt: 1, redrive: 'cli:ops' });
       expect(await record(env)).toMatchObject({ state: 'processing', attempts: 1 });
     },
   },
@@ -33,7 +33,9 @@ export const actionScenarios: StoreScenario[] = [
       expect(await store.begin(env, { leaseMs: longLeaseMs, attempt: 1 })).toEqual({
         status: 'processed',
       });
-      expect(await store.begin(env, { leaseMs: longLeaseMs, attempt: 1, redrive: true })).toEqual({
+      expect(
+        await store.begin(env, { leaseMs: longLeaseMs, attempt: 1, redrive: 'cli:ops' }),
+      ).toEqual({
         status: 'processed',
       });
     },

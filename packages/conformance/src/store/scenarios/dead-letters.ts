@@ -47,7 +47,7 @@ export const deadLetterScenarios: StoreScenario[] = [
         status: 'dead-lettered',
       });
       expect((await record(env)).history, 'begin changed nothing').toHaveLength(1);
-      await acquired(store, env, { leaseMs: longLeaseMs, attempt: 1, redrive: true });
+      await acquired(store, env, { leaseMs: longLeaseMs, attempt: 1, redrive: 'cli:ops' });
       expect(await record(env)).toMatchObject({ state: 'processing', attempts: 1 });
     },
   },
