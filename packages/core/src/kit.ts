@@ -17,6 +17,16 @@ export { hashPayload } from './envelope.js';
 export { encodeWithinLimit } from './transport-kit/message-size.js';
 export { dedupeKeyOf } from './transport-kit/dedupe-key.js';
 
+// Event-record stores: the same cursor and trace id on every store
+export {
+  type RecordCursor,
+  decodeCursor,
+  encodeCursor,
+  isAfter,
+  pageSize,
+} from './records/cursor.js';
+export { traceIdOf } from './records/trace-id.js';
+
 // Settlement and the delivery contract
 export {
   type DeliverySettlement,

@@ -2,6 +2,7 @@ import type { EventRecord, EventState, HistoryEntry, RecordFilter } from '../con
 import { HISTORY_LIMIT } from '../contracts/records.js';
 import type { Envelope } from '../envelope.js';
 import type { ErrorInfo } from '../errors.js';
+import { traceIdOf } from '../records/trace-id.js';
 
 /** A receiver's claim not yet enqueued: what the relay needs to publish it. */
 export interface PendingClaim {
@@ -37,12 +38,6 @@ export interface Row {
   receivedAt: number;
   updatedAt: number;
   history: HistoryEntry[];
-}
-
-/** The W3C trace id of a `traceparent` header (`00-<trace id>-<span id>-<flags>`). */
-export function traceIdOf(envelope: Envelope): string | undefined {
-  const parts = envelope.headers.traceparent?.split('-');
-  return parts?.length === 4 && /^[0-9a-f]{32}$/.test(parts[1] ?? '') ? parts[1] : undefined;
 }
 
 /** The envelope's receivedAt in epoch ms, or `fallback` when it does not parse. */
