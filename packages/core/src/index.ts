@@ -32,26 +32,25 @@ export {
 
 // Contracts (types only): what adapters and stores implement
 export type {
+  BrokerDeadLetters,
   ConsumeOptions,
-  DeadLetter,
-  DeadLetterReason,
-  DeadLetters,
   Delivery,
   OutgoingMessage,
+  RenewableDelivery,
   Subscription,
+  TopologySetup,
   Transport,
   TransportCapabilities,
 } from './contracts/transport.js';
 export type {
-  BeginResult,
   ClaimResult,
   Inbox,
   InboxStats,
-  ProcessedStore,
   StaleClaim,
 } from './contracts/inbox.js';
 export type {
   BeginOptions,
+  BeginResult,
   DeadLetterFields,
   EventRecord,
   EventState,

@@ -14,6 +14,11 @@ export {
   toWire,
 } from './wire.js';
 export { hashPayload } from './envelope.js';
+export {
+  DECODE_ERROR_HEADER,
+  UNDECODABLE,
+  decodeDelivery,
+} from './transport-kit/decode-delivery.js';
 export { encodeWithinLimit } from './transport-kit/message-size.js';
 export { dedupeKeyOf } from './transport-kit/dedupe-key.js';
 
@@ -57,7 +62,6 @@ export {
 // Config and call arguments: the same checks and messages in every component
 export { loggerSchema, parseConfig } from './transport-kit/parse-config.js';
 export {
-  checkExtendLock,
   checkRetryDelay,
   nonNegative,
   positiveMs,
@@ -65,7 +69,7 @@ export {
 
 // Broker-message metadata
 export {
-  type DeadLetterFields,
+  type BrokerDeadLetterFields,
   ONCEFLOW_HEADERS,
   deadLetterHeaders,
   parseErrorInfo,

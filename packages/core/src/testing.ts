@@ -3,7 +3,6 @@
  * not support distributed operations: one process, state in the heap, gone on exit.
  */
 export { type MemoryStore, type MemoryStoreOptions, createMemoryStore } from './memory/store.js';
-export { type MemoryInbox, type MemoryInboxOptions, createMemoryInbox } from './memory/inbox.js';
 export { type MemoryBroker, createMemoryBroker } from './memory/broker.js';
 export {
   type MemoryTransport,

@@ -62,30 +62,3 @@ export interface Inbox {
   purge(options: { readonly olderThan: Date }): Promise<number>;
   stats(): Promise<InboxStats>;
 }
-
-/**
- * `ProcessedStore.begin` answers:
- * - `acquired`: run the handler, then `complete` (or `release` if it failed);
- * - `processed`: an earlier attempt completed it: ack without running the handler;
- * - `busy`: another attempt holds a live processing lease: retry after `retryAfterMs`.
- */
-export type BeginResult =
-  | { readonly status: 'acquired'; readonly token: string }
-  | { readonly status: 'processed' }
-  | { readonly status: 'busy'; readonly retryAfterMs: number };
-
-/**
- * The worker's processed-guard: an atomic processing lease per (source, id), then complete or
- * release; never a racy "has, then mark". Works for envelopes that never passed an inbox (events
- * published by your own services) as well. `complete` is idempotent; `extend` renews the lease and
- * returns false once the token no longer owns it.
- *
- * Stores usually implement `Inbox` and `ProcessedStore` on one table; the two `release` methods
- * then share one implementation and tell a claim token from a processing token by the token itself.
- */
-export interface ProcessedStore {
-  begin(source: string, id: string, options: { readonly leaseMs: number }): Promise<BeginResult>;
-  extend(source: string, id: string, token: string, leaseMs: number): Promise<boolean>;
-  complete(source: string, id: string, token: string): Promise<void>;
-  release(source: string, id: string, token: string): Promise<void>;
-}

@@ -4,7 +4,7 @@ import type { ErrorInfo } from '../errors.js';
 /**
  * What an adapter promises beyond the contract's minimum. The worker and the conformance suite
  * read these; the suite tests every declared capability and, for every undeclared one, the
- * fallback (e.g. no broker dedupe → the worker's processed-guard must still make effects happen once).
+ * fallback (e.g. no broker dedupe → the worker's record guard must still make effects happen once).
  */
 export interface TransportCapabilities {
   /**
@@ -15,16 +15,24 @@ export interface TransportCapabilities {
   /** Deliveries with the same envelope `key` are handed to handlers one at a time, in publish order. */
   readonly orderingPerKey: boolean;
   /**
-   * How a lock is lost. `message`: each delivery has its own lock/visibility/lease that expires
-   * unless extended (SQS, BullMQ, embedded). `consumer`: deliveries return when the consumer holding
-   * them dies or loses its session (RabbitMQ channel loss, Kafka rebalance). `maxMs` is the longest
-   * lock a single `extendLock` can ask for.
+   * How a lock is lost. `message`: each delivery has its own lock (visibility timeout, lease, job
+   * lock) that expires `ms` after delivery unless renewed (SQS, BullMQ, embedded). `consumer`:
+   * deliveries return when the consumer holding them dies or loses its session (RabbitMQ channel
+   * loss, Kafka rebalance); `ms` is then only the worker's processing lease. The length is the
+   * transport's configuration (`lockMs`), fixed per queue as brokers fix it (JetStream's
+   * `ack_wait`, an SQS queue's visibility timeout); a `RenewableDelivery` renews it for `ms` again.
    */
-  readonly lock: { readonly scope: 'message' | 'consumer'; readonly maxMs: number };
+  readonly lock: { readonly scope: 'message' | 'consumer'; readonly ms: number };
   /** The longest `retry({ delayMs })` the transport schedules without delivering early. */
   readonly maxDelayMs: number;
   /** Largest encoded envelope the broker accepts, in bytes. */
   readonly maxMessageBytes: number;
+  /**
+   * After this many deliveries of one message the broker moves it to its own dead-letter
+   * destination (a crash loop the worker never settled, a store that was down): read it back with
+   * `BrokerDeadLetters`. `false` when the broker never gives up on a message.
+   */
+  readonly deliveryLimit: number | false;
   /** Plain words on what `publish` resolving means for durability on this broker. */
   readonly durability: string;
 }
@@ -36,18 +44,11 @@ export interface OutgoingMessage {
   readonly dedupeKey?: string | undefined;
 }
 
-/** Why a delivery was dead-lettered; attempts and time are added by the transport. */
-export interface DeadLetterReason {
-  /** Short human text: `attempts exhausted`, `schema: amount must be a number`, … */
-  readonly reason: string;
-  /** The last error, if one caused this. */
-  readonly error?: ErrorInfo | undefined;
-}
-
 /**
- * One delivery of one message to one handler. Settle it exactly once with `ack`, `retry` or
- * `deadLetter`. Settling is idempotent: the first settlement wins and later calls are no-ops.
- * A delivery whose handler returns without settling is retried by the transport at once.
+ * One delivery of one message to one handler. Settle it once with `ack` or `retry`; settling is
+ * idempotent (the first settlement wins, later calls are no-ops). A delivery whose handler returns
+ * without settling is retried by the transport at once. Dead letters are not the transport's
+ * business: the worker records them in the event record and acks the message.
  */
 export interface Delivery {
   readonly envelope: Envelope;
@@ -62,17 +63,20 @@ export interface Delivery {
     readonly delayMs: number;
     readonly error?: ErrorInfo | undefined;
   }): Promise<void>;
-  /** Move to the dead-letter store now, keeping reason, attempts and last error. */
-  deadLetter(reason: DeadLetterReason): Promise<void>;
-  /** Hold the lock for `ms` more from now. Rejects with `LockLostError` if it is already lost. */
-  extendLock(ms: number): Promise<void>;
+}
+
+/**
+ * A delivery whose lock can be renewed: for `capabilities.lock.ms` again from now, the fixed
+ * period brokers renew for (SQS ChangeMessageVisibility, BullMQ extendLock, JetStream `working()`).
+ * Detect it with `'renewLock' in delivery`. Rejects with `LockLostError` once the lock is lost.
+ */
+export interface RenewableDelivery extends Delivery {
+  renewLock(): Promise<void>;
 }
 
 export interface ConsumeOptions {
   /** Most handler calls in flight at once (prefetch / worker concurrency). */
   readonly concurrency: number;
-  /** Initial lock (visibility timeout, lease, lockDuration) per delivery, in ms. */
-  readonly lockMs: number;
 }
 
 /** A running consumer. */
@@ -84,54 +88,44 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
-/** A message in the dead-letter store. */
-export interface DeadLetter {
-  /** Store-specific id, stable for `get`, `redrive` and `purge`. */
-  readonly id: string;
-  readonly envelope: Envelope;
-  readonly reason: string;
-  /** Attempts made before it was dead-lettered. */
-  readonly attempts: number;
-  readonly lastError?: ErrorInfo | undefined;
-  /** ISO-8601. */
-  readonly deadLetteredAt: string;
-}
-
-/**
- * The dead-letter API every transport exposes. `redrive` sends messages back to the work queue
- * with `attempt` starting again at 1 and removes them from the store; `purge` deletes them.
- * Both act on all dead letters when `ids` is omitted, and return how many they touched.
- */
-export interface DeadLetters {
-  /** Oldest first. */
-  list(options?: { readonly limit?: number | undefined }): Promise<DeadLetter[]>;
-  get(id: string): Promise<DeadLetter | undefined>;
-  redrive(ids?: readonly string[]): Promise<number>;
-  purge(ids?: readonly string[]): Promise<number>;
-  /** How many dead letters are stored (the dead-letter depth). */
-  count(): Promise<number>;
-}
-
 /**
  * The adapter contract: one logical queue (a queue, a topic, a BullMQ queue) on one broker.
  *
  * - `publish` resolves only after the broker has made every message durable; it rejects with
  *   `TransportUnavailableError` otherwise (some messages may then have been stored: dedupe and
- *   the processed-guard make a re-publish harmless).
+ *   the worker's record guard make a re-publish harmless). It needs no prior set-up call.
  * - `consume` calls `handler` for each delivery, at most `concurrency` at a time.
- * - `start` sets up topology (idempotent); `close` closes subscriptions (draining) and connections.
+ * - `close` closes subscriptions (draining) and connections. Idempotent.
  * - No I/O happens in the factory; reconnect after a broker restart is the adapter's job.
+ *
+ * Optional abilities are separate interfaces, detected with `in`: `TopologySetup`,
+ * `BrokerDeadLetters`, and `RenewableDelivery` on deliveries.
  */
 export interface Transport {
   /** Short broker name: `memory`, `embedded`, `sqs`, `rabbitmq`, `kafka`, `bullmq`. */
   readonly name: string;
   readonly capabilities: TransportCapabilities;
-  readonly deadLetters: DeadLetters;
-  start(): Promise<void>;
   publish(messages: readonly OutgoingMessage[]): Promise<void>;
   consume(
     handler: (delivery: Delivery) => Promise<void>,
     options: ConsumeOptions,
   ): Promise<Subscription>;
   close(): Promise<void>;
+}
+
+/** Eager topology set-up (queues, exchanges, topics), for a deploy step. Idempotent. */
+export interface TopologySetup {
+  start(): Promise<void>;
+}
+
+/**
+ * Reads what the broker moved to its own dead-letter destination (see `deliveryLimit`). The worker
+ * consumes it and records each message as a dead letter in the event record, then acks it, so
+ * every dead letter is listed, inspected and redriven through the record on every broker.
+ */
+export interface BrokerDeadLetters {
+  consumeDeadLetters(
+    handler: (delivery: Delivery) => Promise<void>,
+    options: ConsumeOptions,
+  ): Promise<Subscription>;
 }

@@ -3,11 +3,11 @@ import { type MemoryQueue, type QueueSettings, createMemoryQueue } from './queue
 
 /**
  * The shared state behind memory transports: transports created with the same broker and queue
- * name see the same messages, locks and dead letters, like several processes on one real broker
+ * name see the same messages and locks, like several processes on one real broker
  * (a restarted consumer finds what its predecessor left). It lives in this process's memory only.
  */
 export interface MemoryBroker {
-  /** Messages waiting or in flight on `queue`, dead letters not counted. */
+  /** Messages waiting or in flight on `queue`. */
   depth(queue: string): number;
   /** Names of the queues opened so far. */
   queues(): string[];
@@ -46,9 +46,9 @@ export function openQueue(
     return queue;
   }
   const s = existing.settings;
-  if (s.orderingPerKey !== settings.orderingPerKey) {
+  if (s.orderingPerKey !== settings.orderingPerKey || s.deliveryLimit !== settings.deliveryLimit) {
     throw new ConfigError(
-      `memory queue "${name}" was opened with orderingPerKey ${s.orderingPerKey}; got ${settings.orderingPerKey}`,
+      `memory queue "${name}" was opened with orderingPerKey ${s.orderingPerKey} and deliveryLimit ${s.deliveryLimit}; got ${settings.orderingPerKey} and ${settings.deliveryLimit}`,
     );
   }
   return existing;

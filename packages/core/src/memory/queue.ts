@@ -1,6 +1,7 @@
-import type { DeadLetter, DeadLetterReason, Delivery } from '../contracts/transport.js';
+import type { Delivery } from '../contracts/transport.js';
 import { LockLostError } from '../errors.js';
-import { checkExtendLock, checkRetryDelay } from '../transport-kit/arguments.js';
+import { checkRetryDelay } from '../transport-kit/arguments.js';
+import type { ErrorInfo } from '../errors.js';
 import type { InFlight } from '../transport-kit/in-flight.js';
 import { type DeliveryInit, runDelivery } from '../transport-kit/run-delivery.js';
 import type { RetryOptions } from '../transport-kit/settlement.js';
@@ -15,6 +16,10 @@ import { loadEnvelope, type StoredEnvelope } from './stored-envelope.js';
 /** Settings fixed by the first transport that opens a queue. */
 export interface QueueSettings {
   readonly orderingPerKey: boolean;
+  /** Deliveries after which a message moves to `deadLetterQueue` instead, or `false`. */
+  readonly deliveryLimit: number | false;
+  /** Where a message goes after `deliveryLimit` deliveries (the broker's own dead-letter queue). */
+  readonly deadLetterQueue?: (() => MemoryQueue) | undefined;
 }
 
 /** A subscription as the queue sees it. */
@@ -22,29 +27,28 @@ export interface QueueConsumer {
   readonly handler: (delivery: Delivery) => Promise<void>;
   readonly lockMs: number;
   readonly inFlight: InFlight;
-  /** The consuming transport's declared limits for `retry` and `extendLock`. */
+  /** The consuming transport's declared limit for `retry`. */
   readonly maxDelayMs: number;
-  readonly maxLockMs: number;
-}
-
-/** A stored dead letter; reads hand out an envelope of their own (`loadEnvelope`). */
-export interface StoredDeadLetter extends Omit<DeadLetter, 'envelope'> {
-  readonly envelope: StoredEnvelope;
 }
 
 export interface MemoryQueue {
   readonly settings: QueueSettings;
-  /** Adds messages; `dedupe` (key → window) drops keys seen within their window. */
+  /**
+   * Adds messages; `dedupe` (key → window) drops keys seen within their window. `attempt` is the
+   * first delivery's attempt (1; a moved dead letter keeps its delivery count).
+   */
   enqueue(
-    items: readonly { envelope: StoredEnvelope; dedupe?: [string, number] | undefined }[],
+    items: readonly {
+      envelope: StoredEnvelope;
+      dedupe?: [string, number] | undefined;
+      attempt?: number | undefined;
+      lastError?: ErrorInfo | undefined;
+    }[],
   ): void;
   attach(consumer: QueueConsumer): void;
   detach(consumer: QueueConsumer): void;
-  /** Messages waiting or in flight (not dead letters). */
+  /** Messages waiting or in flight. */
   depth(): number;
-  readonly deadLetters: Map<string, StoredDeadLetter>;
-  /** Re-enqueues dead letters as new messages with attempt 1. */
-  redrive(letters: readonly StoredDeadLetter[]): void;
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -69,25 +73,34 @@ function forgetExpired(dedupe: Map<string, number>, now: number): void {
  */
 export function createMemoryQueue(name: string, settings: QueueSettings): MemoryQueue {
   const messages = new Map<number, StoredMessage>();
-  const deadLetters = new Map<string, StoredDeadLetter>();
   const dedupe = new Map<string, number>();
   const consumers: QueueConsumer[] = [];
   let seq = 0;
-  let dlSeq = 0;
   let turn = 0;
   let pumping = false;
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
 
-  const add = (envelope: StoredEnvelope) => {
+  const add = (envelope: StoredEnvelope, attempt = 1, lastError?: ErrorInfo) => {
     seq++;
     messages.set(seq, {
       seq,
       envelope,
-      attempt: 1,
+      attempt,
       availableAt: Date.now(),
-      lastError: undefined,
+      lastError,
       lock: undefined,
     });
+  };
+
+  /** Past the delivery limit: to the dead-letter queue, keeping its delivery count and error. */
+  const moveToDeadLetters = (m: StoredMessage): boolean => {
+    const limit = settings.deliveryLimit;
+    if (limit === false || m.attempt <= limit || !settings.deadLetterQueue) return false;
+    messages.delete(m.seq);
+    settings
+      .deadLetterQueue()
+      .enqueue([{ envelope: m.envelope, attempt: m.attempt - 1, lastError: m.lastError }]);
+    return true;
   };
 
   const unlock = (m: StoredMessage) => {
@@ -145,25 +158,9 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
         m.lastError = error ?? m.lastError;
         pump();
       },
-      async deadLetter(reason: DeadLetterReason) {
+      async renewLock() {
         held();
-        unlock(m);
-        messages.delete(m.seq);
-        const id = `dl-${++dlSeq}`;
-        deadLetters.set(id, {
-          id,
-          envelope: m.envelope,
-          reason: reason.reason,
-          attempts: m.attempt,
-          lastError: reason.error ?? m.lastError,
-          deadLetteredAt: new Date().toISOString(),
-        });
-        pump();
-      },
-      async extendLock(ms: number) {
-        held();
-        checkExtendLock(ms, consumer.maxLockMs);
-        lock.until = Date.now() + ms;
+        lock.until = Date.now() + consumer.lockMs;
         armLock(m, lock);
       },
     };
@@ -206,10 +203,15 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
     // With no consumer there is nothing to hand out, nor a wake-up to plan (detach cleared it).
     if (pumping || consumers.length === 0) return;
     pumping = true;
+    let moved = false;
     try {
       const now = Date.now();
       let full = false;
       for (const m of deliverable(messages.values(), now, settings.orderingPerKey)) {
+        if (moveToDeadLetters(m)) {
+          moved = true; // a later message of its key waits for the next pass
+          continue;
+        }
         const consumer = nextConsumer();
         if (!consumer) {
           full = true; // a settlement frees a slot and pumps again
@@ -221,6 +223,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
     } finally {
       pumping = false;
     }
+    if (moved) setImmediate(pump);
   }
 
   return {
@@ -237,7 +240,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
           if (until !== undefined) dedupe.delete(key);
           dedupe.set(key, now + windowMs);
         }
-        add(item.envelope);
+        add(item.envelope, item.attempt, item.lastError);
       }
       pump();
     },
@@ -251,10 +254,5 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       scheduleWake(Date.now());
     },
     depth: () => messages.size,
-    deadLetters,
-    redrive(letters) {
-      for (const letter of letters) add(letter.envelope);
-      pump();
-    },
   };
 }

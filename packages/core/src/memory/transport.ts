@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import type { Transport, TransportCapabilities } from '../contracts/transport.js';
+import type {
+  BrokerDeadLetters,
+  ConsumeOptions,
+  Delivery,
+  TopologySetup,
+  Transport,
+  TransportCapabilities,
+} from '../contracts/transport.js';
 import { createSubscriptions } from '../transport-kit/subscriptions.js';
 import { parseConsumeOptions } from '../transport-kit/consume-options.js';
 import { createInFlight } from '../transport-kit/in-flight.js';
@@ -8,7 +15,6 @@ import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 import { assertEncodesWithin } from '../transport-kit/message-size.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
 import { type MemoryBroker, createMemoryBroker, openQueue } from './broker.js';
-import { memoryDeadLetters } from './dead-letters.js';
 import type { MemoryQueue, QueueConsumer } from './queue.js';
 import { storeEnvelope } from './stored-envelope.js';
 
@@ -23,14 +29,23 @@ export interface MemoryTransportOptions {
   readonly orderingPerKey?: boolean | undefined;
   /** Largest encoded envelope accepted, in bytes. Default 4 MiB. */
   readonly maxMessageBytes?: number | undefined;
-  /** Longest lock `consume` or `extendLock` may ask for, in ms. Default 12 hours. */
-  readonly maxLockMs?: number | undefined;
+  /** Each delivery's lock, in ms: redelivered with `attempt + 1` unless settled or renewed. Default 30 000. */
+  readonly lockMs?: number | undefined;
+  /**
+   * After this many deliveries a message moves to the queue's dead-letter queue
+   * (`<queue>.dead-letters`), read with `consumeDeadLetters`; `false` (default) keeps it forever.
+   */
+  readonly deliveryLimit?: number | false | undefined;
   /** Longest `retry` delay accepted, in ms. Default 7 days. */
   readonly maxDelayMs?: number | undefined;
 }
 
 /** A memory transport: a `Transport` that also closes with `await using`. */
-export interface MemoryTransport extends Transport, AsyncDisposable {
+export interface MemoryTransport
+  extends Transport,
+    TopologySetup,
+    Partial<BrokerDeadLetters>,
+    AsyncDisposable {
   readonly broker: MemoryBroker;
   readonly queue: string;
 }
@@ -47,11 +62,8 @@ const optionsSchema = z.object({
     .int()
     .positive()
     .default(4 * 1024 * 1024),
-  maxLockMs: z
-    .number()
-    .int()
-    .positive()
-    .default(12 * 60 * 60 * 1000),
+  lockMs: z.number().int().positive().default(30_000),
+  deliveryLimit: z.union([z.literal(false), z.number().int().positive()]).default(false),
   maxDelayMs: z
     .number()
     .int()
@@ -61,18 +73,19 @@ const optionsSchema = z.object({
 
 /**
  * A faithful in-process `Transport` for tests, examples and single-process tools. Each
- * delivery holds a per-message lock of `lockMs`; when it expires the message is redelivered with
- * `attempt + 1` and the old delivery's `signal` is aborted. Retries are never delivered before
- * their delay. Dead letters stay on the queue's dead-letter store until redriven or purged.
+ * delivery holds a per-message lock of `lockMs` (renewable); when it expires the message is
+ * redelivered with `attempt + 1` and the old delivery's `signal` is aborted. Retries are never
+ * delivered before their delay. With a `deliveryLimit`, a message delivered that often moves to
+ * the queue's dead-letter queue (`consumeDeadLetters`).
  * Publish resolves once the message is in this process's memory: nothing survives the process,
  * and it does not support distributed operations. The queue keeps a copy of each envelope, and
- * every delivery and dead-letter read gets one of its own.
+ * every delivery gets one of its own.
  *
  * @example
  * const broker = createMemoryBroker();
  * const transport = createMemoryTransport({ broker, queue: 'orders' });
  * await transport.publish([{ envelope }]);
- * const sub = await transport.consume(async (d) => d.ack(), { concurrency: 4, lockMs: 30_000 });
+ * const sub = await transport.consume(async (d) => d.ack(), { concurrency: 4 });
  */
 export function createMemoryTransport(options: MemoryTransportOptions = {}): MemoryTransport {
   const o = parseConfig('memory transport options', optionsSchema, options);
@@ -80,14 +93,27 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
   const capabilities: TransportCapabilities = {
     brokerDedupe: o.dedupeWindowMs === false ? false : { windowMs: o.dedupeWindowMs },
     orderingPerKey: o.orderingPerKey,
-    lock: { scope: 'message', maxMs: o.maxLockMs },
+    lock: { scope: 'message', ms: o.lockMs },
     maxDelayMs: o.maxDelayMs,
     maxMessageBytes: o.maxMessageBytes,
+    deliveryLimit: o.deliveryLimit,
     durability: 'in process memory only: lost when the process exits',
   };
   let queue: MemoryQueue | undefined;
+  let deadLetterQueue: MemoryQueue | undefined;
+  const openDeadLetters = () => {
+    deadLetterQueue ??= openQueue(broker, `${o.queue}.dead-letters`, {
+      orderingPerKey: false,
+      deliveryLimit: false,
+    });
+    return deadLetterQueue;
+  };
   const open = () => {
-    queue ??= openQueue(broker, o.queue, { orderingPerKey: o.orderingPerKey });
+    queue ??= openQueue(broker, o.queue, {
+      orderingPerKey: o.orderingPerKey,
+      deliveryLimit: o.deliveryLimit,
+      deadLetterQueue: openDeadLetters,
+    });
     return queue;
   };
   const subscriptions = createSubscriptions();
@@ -101,12 +127,30 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     return open();
   };
 
+  const subscribe = async (
+    q: MemoryQueue,
+    handler: (d: Delivery) => Promise<void>,
+    consumeOptions: ConsumeOptions,
+  ) => {
+    const { concurrency } = parseConsumeOptions(consumeOptions);
+    const consumer: QueueConsumer = {
+      handler,
+      lockMs: o.lockMs,
+      inFlight: createInFlight(concurrency),
+      maxDelayMs: o.maxDelayMs,
+    };
+    q.attach(consumer);
+    return subscriptions.track(async () => {
+      q.detach(consumer);
+      await consumer.inFlight.idle();
+    });
+  };
+
   const transport: MemoryTransport = {
     name: 'memory',
     capabilities,
     broker,
     queue: o.queue,
-    deadLetters: memoryDeadLetters(open),
     start: () => lifecycle.start(),
     async publish(messages) {
       const q = ensureOpen('publish');
@@ -121,22 +165,15 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
       }));
       q.enqueue(items);
     },
-    async consume(handler, consumeOptions) {
-      const q = ensureOpen('consume');
-      const { concurrency, lockMs } = parseConsumeOptions(consumeOptions, capabilities);
-      const consumer: QueueConsumer = {
-        handler,
-        lockMs,
-        inFlight: createInFlight(concurrency),
-        maxDelayMs: o.maxDelayMs,
-        maxLockMs: o.maxLockMs,
-      };
-      q.attach(consumer);
-      return subscriptions.track(async () => {
-        q.detach(consumer);
-        await consumer.inFlight.idle();
-      });
-    },
+    consume: (handler, consumeOptions) => subscribe(ensureOpen('consume'), handler, consumeOptions),
+    ...(o.deliveryLimit === false
+      ? {}
+      : {
+          consumeDeadLetters: (handler: (d: Delivery) => Promise<void>, opts: ConsumeOptions) => {
+            lifecycle.assertOpen('consumeDeadLetters');
+            return subscribe(openDeadLetters(), handler, opts);
+          },
+        }),
     close: () => lifecycle.close(),
     [Symbol.asyncDispose]() {
       return transport.close();

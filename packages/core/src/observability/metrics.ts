@@ -49,7 +49,7 @@ export interface OnceflowMetrics {
   /** Stale inbox claims published by the relay. */
   readonly relayRepublished: MetricCounter<'source'>;
   /** Dead letters stored, per transport (set by `createStoreMonitor`). */
-  readonly deadLetterDepth: MetricGauge<'transport'>;
+  readonly deadLetterDepth: MetricGauge<never>;
   /** Seconds since the oldest accepted event not yet processed (set by `createStoreMonitor`). */
   readonly oldestUnprocessedAge: MetricGauge<never>;
   /** Inbox claims not yet enqueued (set by `createStoreMonitor`). */
@@ -72,7 +72,7 @@ export interface PrometheusMetrics extends OnceflowMetrics {
   readonly deadLettered: Counter<'type' | 'code'>;
   readonly handlerDuration: Histogram<'type' | 'outcome'>;
   readonly relayRepublished: Counter<'source'>;
-  readonly deadLetterDepth: Gauge<'transport'>;
+  readonly deadLetterDepth: Gauge;
   readonly oldestUnprocessedAge: Gauge;
   readonly inboxPending: Gauge;
 }
@@ -159,8 +159,7 @@ export function createMetrics(
     }),
     deadLetterDepth: new Gauge({
       name: `${p}dead_letter_depth`,
-      help: 'Dead letters stored',
-      labelNames: ['transport'],
+      help: 'Events dead-lettered in the event record',
       registers,
     }),
     oldestUnprocessedAge: new Gauge({

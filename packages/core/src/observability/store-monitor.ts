@@ -1,5 +1,5 @@
 import type { Inbox } from '../contracts/inbox.js';
-import type { Transport } from '../contracts/transport.js';
+import type { RecordStore } from '../contracts/records.js';
 import { createTicker, type Ticker } from '../ticker.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { OnceflowMetrics } from './metrics.js';
@@ -8,8 +8,8 @@ export interface StoreMonitorOptions {
   readonly metrics: OnceflowMetrics;
   /** Sets `oldest_unprocessed_age_seconds` and `inbox_pending` from `inbox.stats()`. */
   readonly inbox?: Inbox | undefined;
-  /** Sets `dead_letter_depth{transport}` from each transport's `deadLetters.count()`. */
-  readonly transports?: readonly Transport[] | undefined;
+  /** Sets `dead_letter_depth` from the event record's dead-lettered count. */
+  readonly records?: RecordStore | undefined;
   /** How often to read the stores. Default 15 s (a Prometheus scrape interval). */
   readonly intervalMs?: number | undefined;
   readonly logger?: Logger | undefined;
@@ -18,16 +18,16 @@ export interface StoreMonitorOptions {
 
 /**
  * Keeps the gauges an operator alerts on current: the age of the oldest accepted event not yet
- * processed, claims not yet enqueued, and dead-letter depth per transport. Reads are periodic, so a
+ * processed, claims not yet enqueued, and the dead letters in the event record. Reads are periodic, so a
  * gauge is at most `intervalMs` old; a store that fails to answer leaves its gauge as it was and is
  * logged. The timer is unref'd.
  *
  * @example
- * const monitor = createStoreMonitor({ metrics, inbox, transports: [transport] });
+ * const monitor = createStoreMonitor({ metrics, inbox: store, records: store });
  * monitor.start();
  */
 export function createStoreMonitor(options: StoreMonitorOptions): Ticker {
-  const { metrics, inbox, transports = [] } = options;
+  const { metrics, inbox, records } = options;
   const now = options.now ?? Date.now;
   const run = async (): Promise<number> => {
     let read = 0;
@@ -39,11 +39,8 @@ export function createStoreMonitor(options: StoreMonitorOptions): Ticker {
       metrics.inboxPending.set({}, stats.pending);
       read++;
     }
-    for (const transport of transports) {
-      metrics.deadLetterDepth.set(
-        { transport: transport.name },
-        await transport.deadLetters.count(),
-      );
+    if (records) {
+      metrics.deadLetterDepth.set({}, await records.count({ state: 'dead-lettered' }));
       read++;
     }
     return read;

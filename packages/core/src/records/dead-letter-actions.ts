@@ -4,7 +4,7 @@ import type { Envelope } from '../envelope.js';
 import { UsageError } from '../errors.js';
 import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 
-/** Header on a redriven copy: the redrive's run id. The worker then acquires a dead-lettered record. */
+/** Header on a redriven copy: who redrove it. The worker then acquires the dead-lettered record. */
 export const REDRIVE_HEADER = 'x-onceflow-redrive';
 
 /** Which dead letters an operator acts on: all that match the filter, or the listed ones. */
@@ -94,15 +94,14 @@ export async function redriveDeadLetters(
     }
     const envelope: Envelope = {
       ...stored.envelope,
-      headers: { ...stored.envelope.headers, [REDRIVE_HEADER]: run },
+      headers: { ...stored.envelope.headers, [REDRIVE_HEADER]: options.actor },
     };
     await stores.transport.publish([
       { envelope, dedupeKey: `${dedupeKeyOf({ envelope })}:redrive:${run}` },
     ]);
-    if (
-      await stores.records.act(record.source, record.id, { kind: 'redriven', actor: options.actor })
-    )
-      done++;
+    // False when a worker already took the copy (its begin wrote `redriven by <actor>`).
+    await stores.records.act(record.source, record.id, { kind: 'redriven', actor: options.actor });
+    done++;
     options.onProgress?.(done, selected.length);
   }
   return { dryRun: false, selected, done, skipped };

@@ -41,16 +41,3 @@ export function checkRetryDelay(delayMs: number, maxDelayMs: number): number {
     throw new RangeError(`retry delayMs must be within 0..${maxDelayMs}, got ${delayMs}`);
   return delayMs;
 }
-
-/**
- * Returns `ms` when it is an `extendLock(ms)` the transport can hold: above 0 and at most
- * `maxLockMs`, its declared `capabilities.lock.maxMs`. Throws `RangeError` otherwise.
- *
- * @example
- * async extendLock(ms) { await renew(msg, checkExtendLock(ms, MAX_LOCK_MS)); }
- */
-export function checkExtendLock(ms: number, maxLockMs: number): number {
-  if (!(ms > 0 && ms <= maxLockMs))
-    throw new RangeError(`extendLock(${ms}): must be > 0 and at most ${maxLockMs} ms`);
-  return ms;
-}

@@ -1,4 +1,3 @@
-import type { DeadLetter } from '../contracts/transport.js';
 import type { ErrorCode, ErrorInfo } from '../errors.js';
 
 /**
@@ -29,11 +28,18 @@ export const ONCEFLOW_HEADERS = {
   deadLetteredAt: 'x-onceflow-dead-lettered-at',
 } as const;
 
-/** What a dead letter carries besides the envelope and the store's id. */
-export type DeadLetterFields = Pick<
-  DeadLetter,
-  'reason' | 'attempts' | 'lastError' | 'deadLetteredAt'
->;
+/**
+ * What an adapter writes on a message it moves to the broker's own dead-letter destination
+ * (`deliveryLimit` reached), and what the worker reads back when it records that dead letter.
+ */
+export interface BrokerDeadLetterFields {
+  readonly reason: string;
+  /** Deliveries made before it was moved. */
+  readonly attempts: number;
+  readonly lastError?: ErrorInfo | undefined;
+  /** ISO-8601. */
+  readonly deadLetteredAt: string;
+}
 
 /**
  * The dead-letter metadata as broker-message headers (string values).
@@ -41,7 +47,7 @@ export type DeadLetterFields = Pick<
  * @example
  * channel.publish('', dlq, body, { headers: deadLetterHeaders({ reason, attempts, lastError, deadLetteredAt }) });
  */
-export function deadLetterHeaders(fields: DeadLetterFields): Record<string, string> {
+export function deadLetterHeaders(fields: BrokerDeadLetterFields): Record<string, string> {
   const h: Record<string, string> = {
     [ONCEFLOW_HEADERS.deadLetterReason]: fields.reason,
     [ONCEFLOW_HEADERS.deadLetterAttempts]: String(fields.attempts),
@@ -63,7 +69,7 @@ export function deadLetterHeaders(fields: DeadLetterFields): Record<string, stri
 export function readDeadLetterHeaders(
   headers: Readonly<Record<string, unknown>>,
   fallbackAt: string,
-): DeadLetterFields {
+): BrokerDeadLetterFields {
   const text = (name: string) => {
     const v = headers[name];
     if (typeof v === 'string') return v;

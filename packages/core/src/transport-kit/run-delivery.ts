@@ -1,4 +1,4 @@
-import type { Delivery } from '../contracts/transport.js';
+import type { Delivery, RenewableDelivery } from '../contracts/transport.js';
 import type { Envelope } from '../envelope.js';
 import { errorInfo } from '../errors.js';
 import {
@@ -8,12 +8,16 @@ import {
   createSettlement,
 } from './settlement.js';
 
-/** What an adapter knows about one received message: the envelope and its broker operations. */
+/**
+ * What an adapter knows about one received message: the envelope and its broker operations.
+ * `renewLock`, where the broker can renew a lock, renews it for the transport's `lock.ms`; the
+ * delivery handed to the handler is then a `RenewableDelivery`.
+ */
 export interface DeliveryInit extends SettlementRecorder {
   readonly envelope: Envelope;
   readonly attempt: number;
   readonly signal: AbortSignal;
-  extendLock(ms: number): Promise<void>;
+  readonly renewLock?: (() => Promise<void>) | undefined;
 }
 
 export interface RunDeliveryOptions {
@@ -32,7 +36,7 @@ export interface RunDeliveryOptions {
  *
  * @example
  * const outcome = await runDelivery(handler, {
- *   envelope, attempt, signal: lock.signal, extendLock, ack, retry, deadLetter,
+ *   envelope, attempt, signal: lock.signal, ack, retry, renewLock,
  * });
  */
 export async function runDelivery(
@@ -41,14 +45,14 @@ export async function runDelivery(
   options: RunDeliveryOptions = {},
 ): Promise<SettlementOutcome | undefined> {
   const settlement = createSettlement(init);
-  const delivery: Delivery = {
+  const renew = init.renewLock;
+  const delivery: Delivery | RenewableDelivery = {
     envelope: init.envelope,
     attempt: init.attempt,
     signal: init.signal,
     ack: settlement.ack,
     retry: settlement.retry,
-    deadLetter: settlement.deadLetter,
-    extendLock: (ms) => init.extendLock(ms),
+    ...(renew === undefined ? {} : { renewLock: () => renew() }),
   };
   let failure: { error: unknown } | undefined;
   try {

@@ -1,4 +1,3 @@
-import type { DeadLetterReason } from '../contracts/transport.js';
 import type { ErrorInfo } from '../errors.js';
 
 /** Options of `Delivery.retry`. */
@@ -7,22 +6,20 @@ export interface RetryOptions {
   readonly error?: ErrorInfo | undefined;
 }
 
-/** The broker operations behind one delivery's three settlements, as an adapter writes them. */
+/** The broker operations behind one delivery's two settlements, as an adapter writes them. */
 export interface SettlementRecorder {
   ack(): Promise<void>;
   retry(options: RetryOptions): Promise<void>;
-  deadLetter(reason: DeadLetterReason): Promise<void>;
 }
 
 /** The settlement a delivery was given. */
 export type SettlementOutcome =
   | { readonly kind: 'ack' }
-  | { readonly kind: 'retry'; readonly delayMs: number; readonly error?: ErrorInfo | undefined }
-  | { readonly kind: 'dead-letter'; readonly reason: DeadLetterReason };
+  | { readonly kind: 'retry'; readonly delayMs: number; readonly error?: ErrorInfo | undefined };
 
 /**
  * A delivery's settle methods with the contract's idempotency built in, plus what was chosen.
- * The first of `ack`, `retry` or `deadLetter` wins; later calls record nothing and resolve once
+ * The first of `ack` or `retry` wins; later calls record nothing and resolve once
  * the first is recorded. A settlement whose recording rejected does not count: `outcome` goes
  * back to `undefined` and the next call tries again (its caller saw the rejection).
  */
@@ -43,7 +40,6 @@ const noop = () => {};
  * const settlement = createSettlement({
  *   ack: () => channel.ack(msg),
  *   retry: ({ delayMs }) => republishDelayed(msg, delayMs),
- *   deadLetter: (reason) => sendToDlq(msg, reason),
  * });
  */
 export function createSettlement(recorder: SettlementRecorder): DeliverySettlement {
@@ -76,7 +72,5 @@ export function createSettlement(recorder: SettlementRecorder): DeliverySettleme
       recordFirst({ kind: 'retry', delayMs: options.delayMs, error: options.error }, () =>
         recorder.retry(options),
       ),
-    deadLetter: (reason) =>
-      recordFirst({ kind: 'dead-letter', reason }, () => recorder.deadLetter(reason)),
   };
 }

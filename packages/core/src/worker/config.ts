@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ProcessedStore } from '../contracts/inbox.js';
+import { hostname } from 'node:os';
+import type { RecordStore } from '../contracts/records.js';
 import type { Transport } from '../contracts/transport.js';
 import { ConfigError } from '../errors.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
@@ -9,18 +10,20 @@ import type { EventHandler } from './handler.js';
 import type { HandlerMiddleware } from './middleware.js';
 import type { RetryPolicy } from './retry-policy.js';
 
-/** Everything `createWorker` takes. Only `transport`, `processed` and `handlers` are required. */
+/** Everything `createWorker` takes. Only `transport`, `records` and `handlers` are required. */
 export interface WorkerConfig {
   /**
-   * Where deliveries come from. The worker calls its `start()` (idempotent) and closes only its
-   * own subscription: whoever created the transport closes it, after `worker.close()`.
+   * Where deliveries come from. The worker calls its `start()` where it has one (`TopologySetup`)
+   * and closes only its own subscriptions: whoever created the transport closes it, after
+   * `worker.close()`. Its `capabilities.lock.ms` is the processing lease too.
    */
   readonly transport: Transport;
   /**
-   * The processed-guard's store (e.g. the inbox store, which implements it). Never closed by the
-   * worker: its creator closes it (or its pool), after `worker.close()`.
+   * The event record (usually the inbox store, which implements it): the processed-guard, the
+   * attempts, the last error and the dead letters. Never closed by the worker: its creator closes
+   * it (or its pool), after `worker.close()`.
    */
-  readonly processed: ProcessedStore;
+  readonly records: RecordStore;
   /** One handler per event type (`defineHandler`). Two handlers for one type are a config error. */
   readonly handlers: readonly EventHandler[];
   /**
@@ -34,11 +37,10 @@ export interface WorkerConfig {
   readonly retry?: Partial<RetryPolicy> | undefined;
   /** Most handler calls in flight at once (the transport's prefetch). Default 8. */
   readonly concurrency?: number | undefined;
-  /** Initial transport lock and processing lease per delivery, in ms. Default 30 000. */
-  readonly lockMs?: number | undefined;
   /**
-   * How often the locks of a running handler are extended (to `lockMs` from now), in ms, or
-   * `false` to never extend them on its own. Default `lockMs / 3`; must be below `lockMs`.
+   * How often the locks of a running handler are renewed (the transport lock, where the delivery
+   * is a `RenewableDelivery`, and the processing lease, each for the transport's `lock.ms`), in
+   * ms, or `false` to never renew them on its own. Default `lock.ms / 3`; must be below `lock.ms`.
    */
   readonly heartbeatMs?: number | false | undefined;
   /**
@@ -47,6 +49,17 @@ export interface WorkerConfig {
    * Default 30 000.
    */
   readonly shutdownTimeoutMs?: number | undefined;
+  /**
+   * This worker's name in the event record (`consumer`, and the actor of its history entries).
+   * Default `<hostname>:<pid>`.
+   */
+  readonly consumer?: string | undefined;
+  /**
+   * Where the transport has its own dead-letter destination (`BrokerDeadLetters`: messages past
+   * its `deliveryLimit`), record each one there as a dead letter and ack it, so it is listed and
+   * redriven like the worker's own. Default true.
+   */
+  readonly brokerDeadLetters?: boolean | undefined;
   /** An event whose type has no handler: `dead-letter` (default) or `ack` (dropped, logged). */
   readonly unknownType?: 'dead-letter' | 'ack' | undefined;
   /** Gets one line per outcome. Default: silent. */
@@ -76,12 +89,13 @@ const ms = z.number().int().nonnegative();
 const schema = z
   .object({
     transport: z.custom<Transport>(
-      (v) => hasMethods('start', 'consume')(v) && typeof (v as Transport).capabilities === 'object',
+      (v) =>
+        hasMethods('publish', 'consume')(v) && typeof (v as Transport).capabilities === 'object',
       'must be a Transport',
     ),
-    processed: z.custom<ProcessedStore>(
-      hasMethods('begin', 'extend', 'complete', 'release'),
-      'must be a ProcessedStore',
+    records: z.custom<RecordStore>(
+      hasMethods('begin', 'extend', 'complete', 'release', 'scheduleRetry', 'deadLetter'),
+      'must be a RecordStore',
     ),
     handlers: z
       .array(
@@ -103,9 +117,10 @@ const schema = z
       })
       .prefault({}),
     concurrency: z.number().int().min(1).default(8),
-    lockMs: z.number().int().min(1).default(30_000),
     heartbeatMs: z.union([z.number().int().min(1), z.literal(false)]).optional(),
     shutdownTimeoutMs: ms.default(30_000),
+    consumer: z.string().min(1).default(`${hostname()}:${process.pid}`),
+    brokerDeadLetters: z.boolean().default(true),
     unknownType: z.enum(['dead-letter', 'ack']).default('dead-letter'),
     logger: z
       .custom<Logger>(
@@ -123,10 +138,10 @@ const schema = z
     now: fnOr(Date.now),
     random: fnOr(Math.random),
   })
-  .transform((c) => ({
-    ...c,
-    heartbeatMs: c.heartbeatMs ?? Math.max(1, Math.floor(c.lockMs / 3)),
-  }));
+  .transform((c) => {
+    const lockMs = c.transport.capabilities.lock.ms;
+    return { ...c, lockMs, heartbeatMs: c.heartbeatMs ?? Math.max(1, Math.floor(lockMs / 3)) };
+  });
 
 export type ResolvedWorkerConfig = z.output<typeof schema>;
 
@@ -137,10 +152,13 @@ export function parseWorkerConfig(input: WorkerConfig): ResolvedWorkerConfig {
   if (c.retry.maxDelayMs < c.retry.baseDelayMs)
     problems.push('retry.maxDelayMs < retry.baseDelayMs');
   if (c.heartbeatMs !== false && c.heartbeatMs >= c.lockMs)
-    problems.push('heartbeatMs must be below lockMs');
-  if (c.lockMs > c.transport.capabilities.lock.maxMs) {
+    problems.push(`heartbeatMs must be below the transport's lock.ms (${c.lockMs})`);
+  const limit = c.transport.capabilities.deliveryLimit;
+  if (limit !== false && limit <= c.retry.maxAttempts) {
+    // The broker would move a failing event to its own dead-letter queue before the worker
+    // decided, and every retry would count against the broker's limit first.
     problems.push(
-      `lockMs exceeds the ${c.transport.name} transport's lock.maxMs (${c.transport.capabilities.lock.maxMs})`,
+      `retry.maxAttempts (${c.retry.maxAttempts}) must be below the ${c.transport.name} transport's deliveryLimit (${limit})`,
     );
   }
   const types = c.handlers.map((h) => h.type);

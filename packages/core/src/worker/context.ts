@@ -1,7 +1,7 @@
 import type { Envelope } from '../envelope.js';
 import type { Logger } from '../observability/logger.js';
 import { deriveIdempotencyKey } from './idempotency-key.js';
-import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
+import { type LockDeps, renewLease, renewTransportLock } from './lock.js';
 import type { Job } from './job.js';
 
 /**
@@ -24,11 +24,11 @@ export interface HandlerContext {
    */
   idempotencyKey(action: string): string;
   /**
-   * Holds the transport lock and the processing lease for `ms` more from now (capped at the
-   * transport's `capabilities.lock.maxMs`). Rejects with `LockLostError` if either is already lost.
-   * Rarely needed: the worker's heartbeat keeps both alive while the handler runs.
+   * Renews the transport lock (where the delivery can: `RenewableDelivery`) and the processing
+   * lease, each for the transport's `lock.ms` from now. Rejects with `LockLostError` if either is
+   * already lost. Rarely needed: the worker's heartbeat keeps both alive while the handler runs.
    */
-  extendLock(ms: number): Promise<void>;
+  renewLock(): Promise<void>;
   /** Logger carrying eventId, eventType, source and attempt. */
   readonly log: Logger;
   /**
@@ -52,8 +52,8 @@ export function createHandlerContext(job: Job, deps: LockDeps): HandlerContext {
       return job.abort.signal;
     },
     idempotencyKey: (action) => deriveIdempotencyKey(envelope, action),
-    async extendLock(ms) {
-      await Promise.all([extendTransportLock(job, deps, ms), extendLease(job, deps, ms)]);
+    async renewLock() {
+      await Promise.all([renewTransportLock(job, deps), renewLease(job, deps)]);
     },
     log: job.log,
     processingToken: job.lease?.token ?? '',

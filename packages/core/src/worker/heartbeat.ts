@@ -1,19 +1,17 @@
 import { isOnceflowError } from '../errors.js';
-import { extendLease, extendTransportLock, type LockDeps } from './lock.js';
+import { type LockDeps, renewLease, renewTransportLock } from './lock.js';
 import type { Job } from './job.js';
 import type { Middleware } from './pipeline.js';
 
 export interface HeartbeatOptions extends LockDeps {
   /** Tick interval in ms, or `false` for no heartbeat. */
   readonly intervalMs: number | false;
-  /** How far ahead each tick pushes the transport lock and the processing lease. */
-  readonly lockMs: number;
 }
 
 /**
- * Keeps a long handler's locks alive: every `intervalMs` while the handler runs, extends the
- * transport lock (unless a longer `ctx.extendLock` still covers it) and the processing lease to
- * `lockMs` from now. A lost transport lock or lease aborts `ctx.signal` with `LockLostError`;
+ * Keeps a long handler's locks alive: every `intervalMs` while the handler runs, renews the
+ * transport lock (where the delivery can, and unless a recent `ctx.renewLock` still covers it)
+ * and the processing lease, each for `lockMs` from now. A lost transport lock or lease aborts `ctx.signal` with `LockLostError`;
  * after a lost transport lock the lease is still renewed while the handler runs, so no other
  * attempt starts the same event until this one stops. Transient failures are logged and retried
  * on the next tick. Stops when the handler settles; never outlives the job.
@@ -41,19 +39,18 @@ function startHeartbeat(job: Job, options: HeartbeatOptions, intervalMs: number)
     const tasks: Promise<void>[] = [];
     if (lockHeld && job.lockUntil - options.now() <= options.lockMs) {
       tasks.push(
-        extendTransportLock(job, options, options.lockMs).catch((err: unknown) => {
+        renewTransportLock(job, options).catch((err: unknown) => {
           if (lost(err)) lockHeld = false;
-          else if (!stopped)
-            job.log.warn({ err }, 'heartbeat: extending the transport lock failed');
+          else if (!stopped) job.log.warn({ err }, 'heartbeat: renewing the transport lock failed');
         }),
       );
     }
     if (leaseHeld) {
       tasks.push(
-        extendLease(job, options, options.lockMs).catch((err: unknown) => {
+        renewLease(job, options).catch((err: unknown) => {
           if (lost(err)) leaseHeld = false;
           else if (!stopped)
-            job.log.warn({ err }, 'heartbeat: extending the processing lease failed');
+            job.log.warn({ err }, 'heartbeat: renewing the processing lease failed');
         }),
       );
     }

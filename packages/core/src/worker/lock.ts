@@ -1,12 +1,12 @@
-import type { ProcessedStore } from '../contracts/inbox.js';
+import type { RecordStore } from '../contracts/records.js';
 import { isOnceflowError, LockLostError } from '../errors.js';
 import type { Job } from './job.js';
 
-/** What extending a job's locks needs. */
+/** What renewing a job's locks needs. */
 export interface LockDeps {
-  readonly processed: ProcessedStore;
-  /** The transport's `capabilities.lock.maxMs`: no single extension asks for more. */
-  readonly maxLockMs: number;
+  readonly records: RecordStore;
+  /** The transport's `capabilities.lock.ms`: every renewal is for this long, lock and lease alike. */
+  readonly lockMs: number;
   readonly now: () => number;
 }
 
@@ -17,12 +17,16 @@ export function markLockLost(job: Job, reason: Error): void {
   job.abort.abort(reason);
 }
 
-/** Extends the transport lock to `ms` from now (at most `maxLockMs`). Rejects `LockLostError` once lost. */
-export async function extendTransportLock(job: Job, deps: LockDeps, ms: number): Promise<void> {
-  const lockMs = Math.min(ms, deps.maxLockMs);
+/**
+ * Renews the transport lock for `lockMs` where the delivery can (`RenewableDelivery`); a
+ * consumer-scoped lock has nothing to renew. Rejects `LockLostError` (and aborts the job) once lost.
+ */
+export async function renewTransportLock(job: Job, deps: LockDeps): Promise<void> {
+  const { delivery } = job;
+  if (!('renewLock' in delivery) || typeof delivery.renewLock !== 'function') return;
   try {
-    await job.delivery.extendLock(lockMs);
-    job.lockUntil = Math.max(job.lockUntil, deps.now() + lockMs);
+    await delivery.renewLock();
+    job.lockUntil = deps.now() + deps.lockMs;
   } catch (err) {
     if (isOnceflowError(err, 'LOCK_LOST')) markLockLost(job, err);
     throw err;
@@ -30,19 +34,14 @@ export async function extendTransportLock(job: Job, deps: LockDeps, ms: number):
 }
 
 /**
- * Renews the processed-guard's lease to `ms` from now. Rejects `LockLostError` (and aborts the
- * job) when another attempt owns it now; a store failure rejects as is (the lease may still hold).
+ * Renews the processing lease on the event record for `lockMs`. Rejects `LockLostError` (and
+ * aborts the job) when another attempt owns it now; a store failure rejects as is (the lease may
+ * still hold).
  */
-export async function extendLease(job: Job, deps: LockDeps, ms: number): Promise<void> {
+export async function renewLease(job: Job, deps: LockDeps): Promise<void> {
   if (job.lease === undefined) return;
   const { source, id } = job.envelope;
-  const held = await deps.processed.extend(
-    source,
-    id,
-    job.lease.token,
-    Math.min(ms, deps.maxLockMs),
-  );
-  if (held) return;
+  if (await deps.records.extend(source, id, job.lease.token, deps.lockMs)) return;
   const err = new LockLostError(`processing lease on ${source}/${id} lost to another attempt`);
   markLockLost(job, err);
   throw err;

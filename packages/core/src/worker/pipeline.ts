@@ -9,6 +9,10 @@ export type StepResult =
   | { readonly status: 'handled' }
   /** An earlier attempt completed this event. */
   | { readonly status: 'duplicate' }
+  /** The event record already holds this event as a dead letter (a copy the broker kept). */
+  | { readonly status: 'already-dead-lettered' }
+  /** The message was not a wire-format envelope (`decodeDelivery`): `reason` says why. */
+  | { readonly status: 'undecodable'; readonly reason: string }
   /** Another attempt holds the processing lease right now. */
   | { readonly status: 'busy'; readonly retryAfterMs: number }
   /** `attempt > maxAttempts` on arrival: not run. */

@@ -1,15 +1,20 @@
+import { DECODE_ERROR_HEADER, UNDECODABLE } from '../transport-kit/decode-delivery.js';
 import type { Middleware } from './pipeline.js';
 
 /**
  * What to do with an event no handler is registered for: `dead-letter` (the default: it stays
  * inspectable and can be redriven once a handler exists) or `ack` (drop it on purpose, logged).
- * Nothing else in the pipeline runs for it, not even the processed-guard.
+ * A message that was not a wire-format envelope (`decodeDelivery`) is always dead-lettered, its
+ * raw bytes kept as the payload. Nothing else in the pipeline runs for either.
  */
 export function unknownType(policy: 'dead-letter' | 'ack'): Middleware {
   return (next) => async (job) => {
+    const { envelope } = job;
+    if (envelope.source === UNDECODABLE.source && envelope.type === UNDECODABLE.type) {
+      const why = envelope.headers[DECODE_ERROR_HEADER] ?? 'not a wire-format envelope';
+      return { status: 'undecodable', reason: why };
+    }
     if (job.handler !== undefined) return next(job);
-    return policy === 'ack'
-      ? { status: 'ignored' }
-      : { status: 'unroutable', type: job.envelope.type };
+    return policy === 'ack' ? { status: 'ignored' } : { status: 'unroutable', type: envelope.type };
   };
 }

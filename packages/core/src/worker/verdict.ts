@@ -7,7 +7,10 @@ import type { StepResult } from './pipeline.js';
  * `UNKNOWN_TYPE`.
  */
 export type Verdict =
-  | { readonly action: 'ack'; readonly why: 'processed' | 'duplicate' | 'ignored' }
+  | {
+      readonly action: 'ack';
+      readonly why: 'processed' | 'duplicate' | 'ignored' | 'already-dead-lettered';
+    }
   | {
       readonly action: 'retry';
       readonly delayMs: number;
@@ -63,6 +66,14 @@ export function decideVerdict(
         return { action: 'ack', why: 'duplicate' };
       case 'ignored':
         return { action: 'ack', why: 'ignored' };
+      case 'already-dead-lettered':
+        return { action: 'ack', why: 'already-dead-lettered' };
+      case 'undecodable':
+        return {
+          action: 'dead-letter',
+          code: 'WIRE_FORMAT',
+          reason: clip(`undecodable: ${r.reason}`),
+        };
       case 'busy':
         return { action: 'retry', delayMs: delay(r.retryAfterMs), code: 'BUSY', failure: false };
       case 'exhausted':

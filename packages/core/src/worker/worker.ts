@@ -1,6 +1,6 @@
-import type { Delivery, Subscription } from '../contracts/transport.js';
+import type { Delivery, Subscription, TopologySetup, Transport } from '../contracts/transport.js';
 import { ConfigError } from '../errors.js';
-import { applyVerdict } from './apply-verdict.js';
+import { applyVerdict, type VerdictDeps } from './apply-verdict.js';
 import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { heartbeat } from './heartbeat.js';
@@ -8,7 +8,8 @@ import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
 import type { LockDeps } from './lock.js';
 import { compose } from './pipeline.js';
-import { processedGuard } from './processed-guard.js';
+import { recordGuard } from './record-guard.js';
+import { hasBrokerDeadLetters, recordBrokerDeadLetter } from './broker-dead-letters.js';
 import { backoffDelay } from './retry-policy.js';
 import { createRunningJobs } from './running-jobs.js';
 import { unknownType } from './unknown-type.js';
@@ -16,7 +17,7 @@ import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
 /**
  * A running set of handlers over one transport. It closes only what it created (its
- * subscription); the transport and the processed store stay open for their creator to close.
+ * subscription); the transport and the record store stay open for their creator to close.
  */
 export interface Worker {
   /** Starts the transport (idempotent) and begins consuming. Idempotent; rejects once closed. */
@@ -25,7 +26,7 @@ export interface Worker {
    * Graceful shutdown: stops taking deliveries, waits up to `shutdownTimeoutMs` for in-flight
    * handlers, then aborts their `ctx.signal` and waits until each has returned and its delivery
    * is settled. Work that did not finish is retried (released to the broker), never acked.
-   * Closes the worker's subscription, not the transport or the processed store: close those after
+   * Closes the worker's subscriptions, not the transport or the record store: close those after
    * this resolves. Idempotent; `start()` rejects afterwards.
    */
   close(): Promise<void>;
@@ -34,29 +35,32 @@ export interface Worker {
 }
 
 /**
- * Creates a worker: processed-guard → attempts gate → heartbeat → your `middleware` → schema →
+ * Creates a worker: record guard → attempts gate → heartbeat → your `middleware` → schema →
  * handler, each delivery settled by one verdict (`verdict.ts`). No I/O until `start()`.
  *
  * Delivery guarantees depend on the transport: at-least-once delivery, effectively-once effects
- * through the processed-guard and `ctx.idempotencyKey`; per-key ordering only where the transport
+ * through the event record's processing lease and `ctx.idempotencyKey`; per-key ordering only where the transport
  * declares `orderingPerKey`.
  *
  * @example
- * await using worker = createWorker({ transport, processed: inbox, handlers: [onPayment] });
+ * await using worker = createWorker({ transport, records: store, handlers: [onPayment] });
  * await worker.start();
- * // leaving the scope closes the worker; `transport` and `inbox` stay open for their creator
+ * // leaving the scope closes the worker; `transport` and `store` stay open for their creator
  */
 export function createWorker(config: WorkerConfig): Worker {
   const cfg = parseWorkerConfig(config);
-  const { transport, processed, metrics, now, random, logger } = cfg;
+  const { transport, records, metrics, now, random, logger, consumer } = cfg;
   const handlers = new Map(cfg.handlers.map((h) => [h.type, h]));
-  const lockDeps: LockDeps = { processed, maxLockMs: transport.capabilities.lock.maxMs, now };
+  const lockDeps: LockDeps = { records, lockMs: cfg.lockMs, now };
+  // A store that failed to record an outcome: the broker offers the message again after this.
+  const recordRetryMs = Math.min(5_000, transport.capabilities.maxDelayMs);
+  const verdictDeps: VerdictDeps = { records, metrics, consumer, now, recordRetryMs };
   const run = compose(
     [
       unknownType(cfg.unknownType),
-      processedGuard(processed, cfg.lockMs),
+      recordGuard(records, { leaseMs: cfg.lockMs, consumer }),
       attemptsGate(cfg.retry.maxAttempts),
-      heartbeat({ ...lockDeps, intervalMs: cfg.heartbeatMs, lockMs: cfg.lockMs }),
+      heartbeat({ ...lockDeps, intervalMs: cfg.heartbeatMs }),
     ],
     invokeHandler(lockDeps, cfg.middleware),
   );
@@ -80,30 +84,37 @@ export function createWorker(config: WorkerConfig): Worker {
       } catch (error) {
         verdict = decideVerdict({ error }, policyFor(job));
       }
-      await applyVerdict(job, verdict, metrics);
+      await applyVerdict(job, verdict, verdictDeps);
     } finally {
       dispose();
       running.delete(job);
     }
   }
 
-  let subscription: Subscription | undefined;
+  const subscriptions: Subscription[] = [];
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
 
   const start = (): Promise<void> => {
     if (closing) return Promise.reject(new ConfigError('worker is closed; create a new one'));
     starting ??= (async () => {
-      await transport.start();
-      subscription = await transport.consume(onDelivery, {
-        concurrency: cfg.concurrency,
-        lockMs: cfg.lockMs,
-      });
+      if (isTopologySetup(transport)) await transport.start();
+      subscriptions.push(await transport.consume(onDelivery, { concurrency: cfg.concurrency }));
+      if (cfg.brokerDeadLetters && hasBrokerDeadLetters(transport)) {
+        const handler = recordBrokerDeadLetter({
+          records,
+          consumer,
+          logger,
+          retryMs: recordRetryMs,
+        });
+        subscriptions.push(await transport.consumeDeadLetters(handler, { concurrency: 1 }));
+      }
       logger.info(
         { transport: transport.name, types: [...handlers.keys()], concurrency: cfg.concurrency },
         'worker started',
       );
-    })().catch((err: unknown) => {
+    })().catch(async (err: unknown) => {
+      await Promise.all(subscriptions.splice(0).map((sub) => sub.close()));
       starting = undefined;
       throw err;
     });
@@ -113,7 +124,7 @@ export function createWorker(config: WorkerConfig): Worker {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       await starting?.catch(() => undefined);
-      const drained = Promise.all([subscription?.close(), running.idle()]);
+      const drained = Promise.all([...subscriptions.map((sub) => sub.close()), running.idle()]);
       if (!(await settlesWithin(drained, cfg.shutdownTimeoutMs))) {
         logger.warn(
           { inFlight: running.size, shutdownTimeoutMs: cfg.shutdownTimeoutMs },
@@ -133,6 +144,9 @@ export function createWorker(config: WorkerConfig): Worker {
 
   return { start, close, [Symbol.asyncDispose]: close };
 }
+
+const isTopologySetup = (t: Transport): t is Transport & TopologySetup =>
+  typeof (t as Partial<TopologySetup>).start === 'function';
 
 class ShutdownAbort extends Error {
   override name = 'AbortError';

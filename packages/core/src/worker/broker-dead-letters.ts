@@ -1,0 +1,48 @@
+import type { RecordStore } from '../contracts/records.js';
+import type { BrokerDeadLetters, Delivery, Transport } from '../contracts/transport.js';
+import type { Logger } from '../observability/logger.js';
+
+/** The note on a record's history entry for a dead letter that came from the broker. */
+export const BROKER_DEAD_LETTER_NOTE = 'broker dead-letter';
+
+/** The optional ability, detected. */
+export function hasBrokerDeadLetters(
+  transport: Transport,
+): transport is Transport & BrokerDeadLetters {
+  return typeof (transport as Partial<BrokerDeadLetters>).consumeDeadLetters === 'function';
+}
+
+/**
+ * The handler the worker subscribes to a transport's own dead-letter destination with: each
+ * message (one the broker gave up on past its `deliveryLimit`, e.g. a crash loop, or one the
+ * worker could not record while its store was down) becomes a dead letter in the event record,
+ * with the note `broker dead-letter`, and is then acked. If the record cannot be written the
+ * message stays with the broker and comes back after `retryMs`. An event the record already
+ * completed is acked without a dead letter (`deadLetter` never overwrites a completed record).
+ */
+export function recordBrokerDeadLetter(deps: {
+  readonly records: RecordStore;
+  readonly consumer: string;
+  readonly logger: Logger;
+  readonly retryMs: number;
+}): (delivery: Delivery) => Promise<void> {
+  return async (delivery) => {
+    const { envelope } = delivery;
+    try {
+      await deps.records.deadLetter(envelope, undefined, {
+        reason: `delivery limit exceeded after ${delivery.attempt} deliveries`,
+        attempts: delivery.attempt,
+        actor: deps.consumer,
+        note: BROKER_DEAD_LETTER_NOTE,
+      });
+    } catch (err) {
+      deps.logger.error(
+        { err, source: envelope.source, eventId: envelope.id },
+        'could not record a broker dead letter: it stays on the broker',
+      );
+      await delivery.retry({ delayMs: deps.retryMs });
+      return;
+    }
+    await delivery.ack();
+  };
+}
