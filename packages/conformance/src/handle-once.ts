@@ -1,17 +1,17 @@
-import type { Delivery, ProcessedStore } from '@onceflow/core';
+import type { Delivery, RecordStore } from '@onceflow/core';
 
 /**
  * A delivery handler that runs `effect` at most once per (source, id) across deliveries, using a
- * `ProcessedStore`'s lease: the smallest stand-in for the worker's processed-guard, for transport
- * tests that have no worker. Duplicates are acked; a busy lease is retried after at most
+ * `RecordStore`'s processing lease: the smallest stand-in for the worker's record guard, for transport
+ * tests that have no worker. Duplicates (and dead letters) are acked; a busy lease is retried after at most
  * `maxBusyDelayMs`; an effect that throws releases the lease and retries. The suite uses it to
  * show that duplicates are harmless when the broker lets them in.
  *
  * @example
- * transport.consume(handleOnce(createMemoryInbox(), async (d) => ledger.push(d.envelope.id)), opts);
+ * transport.consume(handleOnce(createMemoryStore(), async (d) => ledger.push(d.envelope.id)), opts);
  */
 export function handleOnce(
-  store: ProcessedStore,
+  store: RecordStore,
   effect: (delivery: Delivery) => Promise<void>,
   options: { readonly leaseMs?: number; readonly maxBusyDelayMs?: number } = {},
 ): (delivery: Delivery) => Promise<void> {
@@ -19,8 +19,8 @@ export function handleOnce(
   const maxBusy = options.maxBusyDelayMs ?? 50;
   return async (delivery) => {
     const { source, id } = delivery.envelope;
-    const begun = await store.begin(source, id, { leaseMs });
-    if (begun.status === 'processed') return delivery.ack();
+    const begun = await store.begin(delivery.envelope, { leaseMs, attempt: delivery.attempt });
+    if (begun.status === 'processed' || begun.status === 'dead-lettered') return delivery.ack();
     if (begun.status === 'busy') {
       return delivery.retry({ delayMs: Math.min(begun.retryAfterMs, maxBusy) });
     }

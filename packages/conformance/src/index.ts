@@ -1,9 +1,7 @@
 // The suites: one call per adapter or store
 export { describeTransportConformance } from './transport/describe.js';
-export { describeInboxConformance } from './inbox/describe.js';
 export { type StoreConformanceOptions, describeStoreConformance } from './store/describe.js';
 export type {
-  InboxConformanceOptions,
   TransportConformanceOptions,
   TransportConformanceTimeouts,
 } from './options.js';

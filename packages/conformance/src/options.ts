@@ -1,8 +1,8 @@
-import type { Inbox, ProcessedStore, Transport } from '@onceflow/core';
+import type { Transport } from '@onceflow/core';
 
 /** Time scales for a transport run. Raise them for slow or remote brokers. */
 export interface TransportConformanceTimeouts {
-  /** Lock given to `consume` in the lock scenarios, in ms. Default 500. */
+  /** Lock length (`createTransport`'s `lockMs`) in the lock scenarios, in ms. Default 500. */
   readonly lockMs?: number | undefined;
   /** Delay asked of `retry` in the retry scenario, in ms. Default 400. */
   readonly retryDelayMs?: number | undefined;
@@ -16,11 +16,15 @@ export interface TransportConformanceTimeouts {
 
 export interface TransportConformanceOptions {
   /**
-   * Makes a transport on `queue`, without starting it (the suite calls `start`). Each scenario
-   * gets a fresh queue name; the suite calls this again with the same name for a second
-   * consumer or a restart, and expects that instance to share the queue's messages.
+   * Makes a transport on `queue` whose lock length (its config's `lockMs`, declared as
+   * `capabilities.lock.ms`) is `lockMs`. Do not start it: publish and consume must work without
+   * `start()`. Each scenario gets a fresh queue name; the suite calls this again with the same
+   * name for a second consumer or a restart, and expects that instance to share the queue's messages.
    */
-  readonly createTransport: (context: { readonly queue: string }) => Promise<Transport>;
+  readonly createTransport: (context: {
+    readonly queue: string;
+    readonly lockMs: number;
+  }) => Promise<Transport>;
   /** Removes what a scenario left on the broker, after its transports are closed. */
   readonly cleanup?: ((context: { readonly queue: string }) => Promise<void>) | undefined;
   readonly timeouts?: TransportConformanceTimeouts | undefined;
@@ -28,23 +32,6 @@ export interface TransportConformanceOptions {
    * Directory for the capability record (`<label>.json`), or `false` for none. Default:
    * `$ONCEFLOW_CONFORMANCE_DIR`, else `.conformance/` at the repository root.
    */
-  readonly recordTo?: string | false | undefined;
-}
-
-export interface InboxConformanceOptions<
-  S extends Inbox & ProcessedStore = Inbox & ProcessedStore,
-> {
-  /** Makes a store for one scenario (fresh, or shared: scenarios use their own source names). */
-  readonly createStore: () => Promise<S>;
-  /** Called after each scenario with the store it used. */
-  readonly close?: ((store: S) => Promise<void>) | undefined;
-  /** Lease used where a lease must run out, in ms. Default 200. */
-  readonly shortLeaseMs?: number | undefined;
-  /** Longest wait for a lease to run out, in ms. Default 5000. */
-  readonly deadlineMs?: number | undefined;
-  /** Timeout of each scenario, in ms. Default 30000. */
-  readonly testMs?: number | undefined;
-  /** As for transports. */
   readonly recordTo?: string | false | undefined;
 }
 

@@ -1,17 +1,11 @@
-import type { DeadLetterReason, Delivery } from '@onceflow/core';
+import type { Delivery, RenewableDelivery } from '@onceflow/core';
 import { ConformanceTimeoutError } from './wait.js';
 
 /**
- * What a spied handler saw: `received` when called, `acked`/`retried`/`dead-lettered` when the
- * first settlement it made resolved, `returned`/`threw` when it finished.
+ * What a spied handler saw: `received` when called, `acked`/`retried` when the first settlement
+ * it made resolved, `returned`/`threw` when it finished.
  */
-export type SpyEventKind =
-  | 'received'
-  | 'acked'
-  | 'retried'
-  | 'dead-lettered'
-  | 'returned'
-  | 'threw';
+export type SpyEventKind = 'received' | 'acked' | 'retried' | 'returned' | 'threw';
 
 export interface SpyEvent {
   readonly kind: SpyEventKind;
@@ -23,9 +17,8 @@ export interface SpyEvent {
   /** `Date.now()` when it happened; for settlements, when the call was made. */
   readonly at: number;
   readonly delivery: Delivery;
-  /** For `retried`/`dead-lettered`: what was asked. */
+  /** For `retried`: what was asked. */
   readonly retry?: { readonly delayMs: number } | undefined;
-  readonly reason?: DeadLetterReason | undefined;
   readonly error?: unknown;
 }
 
@@ -72,7 +65,7 @@ const norm = (kind: SpyWaitKind): SpyEventKind => (kind === 'processed' ? 'acked
  *
  * @example
  * const spy = createHandlerSpy();
- * await transport.consume(spy.handler(), { concurrency: 1, lockMs: 30_000 });
+ * await transport.consume(spy.handler(), { concurrency: 1 });
  * await spy.waitFor(envelope.id, 'processed');
  */
 export function createHandlerSpy(
@@ -95,7 +88,7 @@ export function createHandlerSpy(
     let settled = false;
     const base = { id: d.envelope.id, attempt: d.attempt, consumer, delivery: d };
     const settle = async (
-      kind: 'acked' | 'retried' | 'dead-lettered',
+      kind: 'acked' | 'retried',
       call: () => Promise<void>,
       extra: Partial<SpyEvent> = {},
     ) => {
@@ -105,15 +98,17 @@ export function createHandlerSpy(
       await call();
       if (first) record({ ...base, ...extra, kind, at });
     };
+    const renewable = d as Partial<RenewableDelivery>;
     return {
       envelope: d.envelope,
       attempt: d.attempt,
       signal: d.signal,
-      extendLock: (ms) => d.extendLock(ms),
       ack: () => settle('acked', () => d.ack()),
       retry: (o) =>
         settle('retried', () => d.retry(o), { retry: { delayMs: o.delayMs }, error: o.error }),
-      deadLetter: (r) => settle('dead-lettered', () => d.deadLetter(r), { reason: r }),
+      ...(typeof renewable.renewLock === 'function'
+        ? { renewLock: () => (d as RenewableDelivery).renewLock() }
+        : {}),
     };
   };
 

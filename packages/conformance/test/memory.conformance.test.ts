@@ -1,25 +1,21 @@
-import {
-  createMemoryBroker,
-  createMemoryInbox,
-  createMemoryTransport,
-} from '@onceflow/core/testing';
-import { describeInboxConformance, describeTransportConformance } from '@onceflow/conformance';
+import { createMemoryBroker, createMemoryTransport } from '@onceflow/core/testing';
+import { describeTransportConformance } from '@onceflow/conformance';
 
 const broker = createMemoryBroker();
 
 describeTransportConformance('memory', {
-  createTransport: async ({ queue }) => createMemoryTransport({ broker, queue }),
+  createTransport: async ({ queue, lockMs }) =>
+    createMemoryTransport({ broker, queue, lockMs, deliveryLimit: 10 }),
 });
 
 describeTransportConformance('memory-unordered-no-dedupe', {
-  createTransport: async ({ queue }) =>
+  createTransport: async ({ queue, lockMs }) =>
     createMemoryTransport({
       broker,
       queue,
+      lockMs,
       dedupeWindowMs: false,
       orderingPerKey: false,
       maxMessageBytes: 256 * 1024,
     }),
 });
-
-describeInboxConformance('memory', { createStore: async () => createMemoryInbox() });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   type Envelope,
-  type ProcessedStore,
+  type RecordStore,
   type Transport,
   createEnvelope,
   createWorker,
@@ -45,19 +45,18 @@ export async function publishAll(
 }
 
 /**
- * Consumes `count` already-published deliveries through `createWorker` (processed-guard
- * included) with a handler that does nothing, and times it from start to the last handled one.
+ * Consumes `count` already-published deliveries through `createWorker` (the event record's
+ * guard included) with a handler that does nothing, and times it from start to the last handled one.
  */
 export async function consumeWithWorker(options: {
   readonly label: string;
   readonly transport: Transport;
-  readonly processed: ProcessedStore;
+  readonly records: RecordStore;
   readonly count: number;
   readonly concurrency: number;
-  readonly lockMs?: number;
   readonly timeoutMs?: number;
 }): Promise<Measured> {
-  const { transport, processed, count, concurrency } = options;
+  const { transport, records, count, concurrency } = options;
   let handled = 0;
   let done!: () => void;
   const finished = new Promise<void>((resolve) => {
@@ -65,9 +64,8 @@ export async function consumeWithWorker(options: {
   });
   const worker = createWorker({
     transport,
-    processed,
+    records,
     concurrency,
-    lockMs: options.lockMs ?? 30_000,
     handlers: [
       defineHandler({
         type: BENCH_EVENT_TYPE,

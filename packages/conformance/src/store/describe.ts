@@ -1,9 +1,8 @@
 import type { Inbox, RecordStore } from '@onceflow/core';
 import { afterAll, describe, it } from 'vitest';
-import { scenarioContext } from '../inbox/scenario.js';
-import { claimScenarios } from '../inbox/scenarios/claims.js';
+import { scenarioContext } from './claim-scenario.js';
+import { claimScenarios } from './scenarios/claims.js';
 import { createRecorder, defaultRecordDir } from '../matrix.js';
-import { claimView } from './claim-view.js';
 import { type ConformanceStore, storeScenarioContext } from './scenario.js';
 import { actionScenarios } from './scenarios/actions.js';
 import { deadLetterScenarios } from './scenarios/dead-letters.js';
@@ -38,7 +37,7 @@ function scenarios(): Scenario[] {
   const claims = claimScenarios.map(
     (s): Scenario => ({
       name: s.name,
-      run: (store, times) => s.run(scenarioContext(claimView(store), times)),
+      run: (store, times) => s.run(scenarioContext(store, times)),
     }),
   );
   const records = [

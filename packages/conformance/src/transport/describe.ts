@@ -25,14 +25,14 @@ const groups: readonly ScenarioGroup[] = [
 
 /**
  * Registers the transport conformance suite with vitest: one test per scenario, each on its own
- * fresh queue. Capabilities are read from a transport made by `createTransport` (it is not
- * started); every declared capability is tested, and for each one not declared, its fallback.
+ * fresh queue. Capabilities are read from a transport made by `createTransport` (transports are
+ * never started by the suite, except in the TopologySetup scenario); every declared capability is tested, and for each one not declared, its fallback.
  * When the suite ends, what it observed is written to the capability record (see `recordTo`).
  *
  * @example
  * const broker = createMemoryBroker();
  * describeTransportConformance('memory', {
- *   createTransport: async ({ queue }) => createMemoryTransport({ broker, queue }),
+ *   createTransport: async ({ queue, lockMs }) => createMemoryTransport({ broker, queue, lockMs }),
  * });
  */
 export function describeTransportConformance(
@@ -41,12 +41,12 @@ export function describeTransportConformance(
 ): void {
   const t = resolveTimeouts(options.timeouts);
   describe(`transport conformance: ${label}`, async () => {
-    const probe = await options.createTransport({ queue: freshQueueName() });
+    const probe = await options.createTransport({ queue: freshQueueName(), lockMs: t.lockMs });
     const caps = probe.capabilities;
     await probe.close();
-    if (t.lockMs > caps.lock.maxMs) {
+    if (caps.lock.ms !== t.lockMs) {
       throw new RangeError(
-        `timeouts.lockMs ${t.lockMs} exceeds capabilities.lock.maxMs ${caps.lock.maxMs}`,
+        `createTransport({ lockMs: ${t.lockMs} }) made a transport whose capabilities.lock.ms is ${caps.lock.ms}: pass lockMs to its config`,
       );
     }
     const recorder = createRecorder({
@@ -59,8 +59,7 @@ export function describeTransportConformance(
     const ctx: ScenarioContext = {
       caps,
       t,
-      longLockMs: Math.min(caps.lock.maxMs, 60_000),
-      fixture: () => createTransportFixture(options),
+      fixture: (o) => createTransportFixture(options, o),
     };
     for (const scenario of groups.flatMap((group) => group(caps, t))) {
       const record = recorder.add(scenario.name, scenario.proves);

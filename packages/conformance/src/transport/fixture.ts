@@ -17,9 +17,11 @@ import { type Gate, createGate, within } from '../wait.js';
  */
 export interface TransportFixture extends AsyncDisposable {
   readonly queue: string;
-  /** Started. */
+  /** The lock length its transports were made with. */
+  readonly lockMs: number;
+  /** Not started: publish and consume work without `start()`. */
   readonly transport: Transport;
-  /** Another started transport instance on the same queue (a second consumer, a restart). */
+  /** Another transport instance on the same queue (a second consumer, a restart). */
   open(): Promise<Transport>;
   consume(
     handler: (delivery: Delivery) => Promise<void>,
@@ -30,6 +32,9 @@ export interface TransportFixture extends AsyncDisposable {
   gate(): Gate;
 }
 
+/** The lock of scenarios that are not about locks: none of them sees it expire. */
+export const LONG_LOCK_MS = 60_000;
+
 const runId = randomBytes(3).toString('hex');
 let sequence = 0;
 
@@ -38,28 +43,30 @@ export const freshQueueName = (): string => `onceflow-conf-${runId}-${++sequence
 
 /**
  * @example
- * await using fx = await createTransportFixture({ createTransport: async ({ queue }) => createMyTransport({ queue }) });
+ * await using fx = await createTransportFixture({ createTransport: async ({ queue, lockMs }) => createMyTransport({ queue, lockMs }) });
  * await fx.publish(testEnvelope());
  */
 export async function createTransportFixture(
   options: TransportConformanceOptions,
+  fixtureOptions: { readonly lockMs?: number } = {},
 ): Promise<TransportFixture> {
   const t = resolveTimeouts(options.timeouts);
+  const lockMs = fixtureOptions.lockMs ?? LONG_LOCK_MS;
   const queue = freshQueueName();
   const transports: Transport[] = [];
   const subscriptions: Subscription[] = [];
   const gates: Gate[] = [];
 
   const open = async () => {
-    const transport = await options.createTransport({ queue });
+    const transport = await options.createTransport({ queue, lockMs });
     transports.push(transport);
-    await transport.start();
     return transport;
   };
   const transport = await open();
 
   return {
     queue,
+    lockMs,
     transport,
     open,
     async consume(handler, consumeOptions, on = transport) {

@@ -6,10 +6,11 @@ import type { TransportFixture } from './fixture.js';
 export interface ScenarioContext {
   readonly caps: TransportCapabilities;
   readonly t: ResolvedTimeouts;
-  /** A fresh queue and started transport; dispose with `await using`. */
-  fixture(): Promise<TransportFixture>;
-  /** A lock long enough that scenarios not about locks never see one expire. */
-  readonly longLockMs: number;
+  /**
+   * A fresh queue and a transport on it (not started); dispose with `await using`. Its lock is
+   * `lockMs`, by default one long enough that scenarios not about locks never see one expire.
+   */
+  fixture(options?: { readonly lockMs?: number }): Promise<TransportFixture>;
 }
 
 /** One named scenario: its name reads as the contract it checks. */

@@ -20,7 +20,7 @@ function interleaved(): Envelope[] {
 const limit: TransportScenario = {
   name: 'never runs more handlers at once than concurrency',
   proves: [],
-  async run({ fixture, t, longLockMs }) {
+  async run({ fixture, t }) {
     await using fx = await fixture();
     const events = Array.from({ length: 20 }, () => testEnvelope());
     const spy = createHandlerSpy(
@@ -30,7 +30,7 @@ const limit: TransportScenario = {
       },
       { timeoutMs: t.deliveryMs * 2 },
     );
-    await fx.consume(spy.handler(), { concurrency: 3, lockMs: longLockMs });
+    await fx.consume(spy.handler(), { concurrency: 3 });
     await fx.publish(...events);
     await spy.waitForCount('processed', events.length);
     expect(spy.maxRunning).toBeLessThanOrEqual(3);
@@ -41,7 +41,7 @@ const limit: TransportScenario = {
 const ordered: TransportScenario = {
   name: 'hands one key’s messages to handlers one at a time and in publish order, a retry included',
   proves: ['orderingPerKey'],
-  async run({ fixture, t, longLockMs }) {
+  async run({ fixture, t }) {
     await using fx = await fixture();
     const events = interleaved();
     const retried = events[KEYS.length]; // k-a#1 fails once
@@ -59,7 +59,7 @@ const ordered: TransportScenario = {
       },
       { timeoutMs: t.deliveryMs * 2 },
     );
-    await fx.consume(spy.handler(), { concurrency: 4, lockMs: longLockMs });
+    await fx.consume(spy.handler(), { concurrency: 4 });
     await fx.publish(...events.slice(0, 7));
     await fx.publish(...events.slice(7));
     await spy.waitForCount('processed', events.length);
@@ -87,11 +87,11 @@ const ordered: TransportScenario = {
 const unordered: TransportScenario = {
   name: 'without per-key ordering, delivers every message of interleaved keys',
   proves: ['orderingPerKey'],
-  async run({ fixture, t, longLockMs }) {
+  async run({ fixture, t }) {
     await using fx = await fixture();
     const events = interleaved();
     const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs * 2 });
-    await fx.consume(spy.handler(), { concurrency: 4, lockMs: longLockMs });
+    await fx.consume(spy.handler(), { concurrency: 4 });
     await fx.publish(...events);
     for (const e of events) await spy.waitFor(e.id, 'processed');
     expect(new Set(spy.of('processed').map((e) => e.id))).toEqual(new Set(events.map((e) => e.id)));

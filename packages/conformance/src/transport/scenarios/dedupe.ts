@@ -1,5 +1,5 @@
 import type { Delivery } from '@onceflow/core';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import { dedupeKeyOf } from '@onceflow/core/kit';
 import { expect } from 'vitest';
 import { testEnvelope } from '../../envelopes.js';
@@ -12,7 +12,7 @@ import type { ScenarioContext, ScenarioGroup, TransportScenario } from '../scena
 function guardedSpy(ctx: ScenarioContext) {
   const effects = new Map<string, number>();
   const guard = handleOnce(
-    createMemoryInbox(),
+    createMemoryStore(),
     async (d: Delivery) => {
       effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
     },
@@ -25,12 +25,12 @@ function guardedSpy(ctx: ScenarioContext) {
 const declared: TransportScenario = {
   name: 'drops a re-publish with the same dedupe key within the declared window, and delivers a distinct key',
   proves: ['brokerDedupe'],
-  async run({ fixture, t, longLockMs }) {
+  async run({ fixture, t }) {
     await using fx = await fixture();
     const event = testEnvelope();
     const sentinel = testEnvelope();
     const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs });
-    await fx.consume(spy.handler(), { concurrency: 2, lockMs: longLockMs });
+    await fx.consume(spy.handler(), { concurrency: 2 });
     await fx.publish(event);
     await fx.publish(event); // the receiver's relay re-publishing after a crash
     await fx.publish(
@@ -54,7 +54,7 @@ const fallback: TransportScenario = {
     const event = testEnvelope();
     const sentinel = testEnvelope();
     const { spy, effects } = guardedSpy(ctx);
-    await fx.consume(spy.handler(), { concurrency: 2, lockMs: ctx.longLockMs });
+    await fx.consume(spy.handler(), { concurrency: 2 });
     await fx.publish(event);
     await fx.publish(event);
     await fx.publish(sentinel);
@@ -81,7 +81,7 @@ const guardAlways: TransportScenario = {
     await using fx = await ctx.fixture();
     const event = testEnvelope();
     const { spy, effects } = guardedSpy(ctx);
-    await fx.consume(spy.handler(), { concurrency: 2, lockMs: ctx.longLockMs });
+    await fx.consume(spy.handler(), { concurrency: 2 });
     await fx.publish(
       { envelope: event, dedupeKey: `${event.id}:a` },
       { envelope: event, dedupeKey: `${event.id}:b` },

@@ -1,15 +1,33 @@
+import type { TopologySetup } from '@onceflow/core';
 import { expect } from 'vitest';
 import { testEnvelope } from '../../envelopes.js';
 import { createHandlerSpy } from '../../spy.js';
 import { sleep } from '../../wait.js';
 import type { ScenarioGroup } from '../scenario.js';
 
-/** Draining on close, and restarts that lose nothing. */
+/** Eager set-up where offered, draining on close, and restarts that lose nothing. */
 export const lifecycleScenarios: ScenarioGroup = () => [
+  {
+    name: 'start(), where the transport offers it (TopologySetup), is idempotent and concurrent-safe, and leaves publish and consume working',
+    proves: [],
+    async run({ fixture, t }) {
+      await using fx = await fixture();
+      const setup = fx.transport as Partial<TopologySetup>;
+      if (typeof setup.start === 'function') {
+        await Promise.all([setup.start(), setup.start()]);
+        await setup.start();
+      }
+      const event = testEnvelope();
+      const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs });
+      await fx.consume(spy.handler(), { concurrency: 1 });
+      await fx.publish(event);
+      await spy.waitFor(event.id, 'processed');
+    },
+  },
   {
     name: 'subscription close() waits for in-flight handlers and their settlements, and loses nothing',
     proves: ['durability'],
-    async run({ fixture, t, longLockMs }) {
+    async run({ fixture, t }) {
       await using fx = await fixture();
       const events = Array.from({ length: 6 }, () => testEnvelope());
       const release = fx.gate();
@@ -20,7 +38,7 @@ export const lifecycleScenarios: ScenarioGroup = () => [
         },
         { timeoutMs: t.deliveryMs },
       );
-      const sub = await fx.consume(spy.handler('first'), { concurrency: 3, lockMs: longLockMs });
+      const sub = await fx.consume(spy.handler('first'), { concurrency: 3 });
       await fx.publish(...events);
       await spy.waitForCount('received', 3);
       let ackedWhenClosed = -1;
@@ -39,7 +57,7 @@ export const lifecycleScenarios: ScenarioGroup = () => [
       await sleep(t.quietMs);
       expect(spy.count('received'), 'no delivery after close() resolved').toBe(receivedByFirst);
 
-      await fx.consume(spy.handler('second'), { concurrency: 3, lockMs: longLockMs });
+      await fx.consume(spy.handler('second'), { concurrency: 3 });
       for (const e of events) await spy.waitFor(e.id, 'processed');
       for (const e of events) expect(spy.count('processed', e.id), `acks of ${e.id}`).toBe(1);
     },
@@ -47,7 +65,7 @@ export const lifecycleScenarios: ScenarioGroup = () => [
   {
     name: 'Transport.close() drains its subscriptions and is idempotent',
     proves: ['durability'],
-    async run({ fixture, t, longLockMs }) {
+    async run({ fixture, t }) {
       await using fx = await fixture();
       const event = testEnvelope();
       const transport = await fx.open();
@@ -59,7 +77,7 @@ export const lifecycleScenarios: ScenarioGroup = () => [
         },
         { timeoutMs: t.deliveryMs },
       );
-      await fx.consume(spy.handler(), { concurrency: 1, lockMs: longLockMs }, transport);
+      await fx.consume(spy.handler(), { concurrency: 1 }, transport);
       await fx.publish(event);
       await spy.waitFor(event.id, 'received');
       let closed = false;
@@ -77,7 +95,7 @@ export const lifecycleScenarios: ScenarioGroup = () => [
   {
     name: 'a consumer restart on a new transport instance loses nothing, an interrupted message included',
     proves: ['durability'],
-    async run({ fixture, t, longLockMs }) {
+    async run({ fixture, t }) {
       await using fx = await fixture();
       const events = Array.from({ length: 10 }, () => testEnvelope());
       const interrupted = events[3];
@@ -93,11 +111,7 @@ export const lifecycleScenarios: ScenarioGroup = () => [
         { timeoutMs: t.deliveryMs },
       );
       const before = await fx.open();
-      const sub = await fx.consume(
-        spy.handler('before'),
-        { concurrency: 2, lockMs: longLockMs },
-        before,
-      );
+      const sub = await fx.consume(spy.handler('before'), { concurrency: 2 }, before);
       await fx.publish(...events);
       await spy.waitFor(interrupted?.id ?? '', 'received');
       const closing = sub.close();
@@ -106,7 +120,7 @@ export const lifecycleScenarios: ScenarioGroup = () => [
       await before.close();
 
       const after = await fx.open();
-      await fx.consume(spy.handler('after'), { concurrency: 2, lockMs: longLockMs }, after);
+      await fx.consume(spy.handler('after'), { concurrency: 2 }, after);
       for (const e of events) await spy.waitFor(e.id, 'processed');
       const resumed = await spy.waitFor(interrupted?.id ?? '', 'processed');
       expect(resumed.consumer).toBe('after');

@@ -1,4 +1,4 @@
-import { type Delivery, toOnceflowError } from '@onceflow/core';
+import { type Delivery, type RenewableDelivery, toOnceflowError } from '@onceflow/core';
 import { expect } from 'vitest';
 import { testEnvelope } from '../../envelopes.js';
 import { createHandlerSpy } from '../../spy.js';
@@ -9,7 +9,7 @@ const messageScope: TransportScenario = {
   name: 'redelivers a hung handler’s message with attempt 2 after lockMs, aborts the first delivery’s signal and ignores its late settlement',
   proves: ['lock'],
   async run({ fixture, t }) {
-    await using fx = await fixture();
+    await using fx = await fixture({ lockMs: t.lockMs });
     const event = testEnvelope();
     const first = fx.gate();
     const second = fx.gate();
@@ -32,7 +32,7 @@ const messageScope: TransportScenario = {
       },
       { timeoutMs: t.lockMs + t.deliveryMs },
     );
-    await fx.consume(spy.handler(), { concurrency: 2, lockMs: t.lockMs });
+    await fx.consume(spy.handler(), { concurrency: 2 });
     const publishedAt = Date.now();
     await fx.publish(event);
     const held = await spy.waitFor(event.id, 'received', { attempt: 1 });
@@ -46,7 +46,10 @@ const messageScope: TransportScenario = {
       timeoutMs: t.deliveryMs,
       message: 'the first delivery’s signal to be aborted once its lock is lost',
     });
-    await expect(stale.extendLock(t.lockMs)).rejects.toMatchObject({ code: 'LOCK_LOST' });
+    await expect(
+      (stale as RenewableDelivery).renewLock(),
+      'a message-scoped lock is renewable (RenewableDelivery), and a lost one refuses renewal',
+    ).rejects.toMatchObject({ code: 'LOCK_LOST' });
     first.open();
     await spy.waitFor(event.id, 'returned', { attempt: 1 });
     second.open();
@@ -59,7 +62,7 @@ const consumerScope: TransportScenario = {
   name: 'keeps a message with its consumer while it lives, and redelivers it to another consumer with attempt 2 when that consumer closes without settling',
   proves: ['lock'],
   async run({ fixture, t }) {
-    await using fx = await fixture();
+    await using fx = await fixture({ lockMs: t.lockMs });
     const event = testEnvelope();
     const hang = fx.gate();
     const spy = createHandlerSpy(
@@ -69,11 +72,11 @@ const consumerScope: TransportScenario = {
       },
       { timeoutMs: t.deliveryMs },
     );
-    const firstSub = await fx.consume(spy.handler('first'), { concurrency: 1, lockMs: t.lockMs });
+    const firstSub = await fx.consume(spy.handler('first'), { concurrency: 1 });
     await fx.publish(event);
     await spy.waitFor(event.id, 'received');
     const other = await fx.open();
-    await fx.consume(spy.handler('second'), { concurrency: 1, lockMs: t.lockMs }, other);
+    await fx.consume(spy.handler('second'), { concurrency: 1 }, other);
     await sleep(Math.max(t.quietMs, t.lockMs * 1.5));
     expect(spy.count('received', event.id), 'not redelivered while its consumer holds it').toBe(1);
     const closing = firstSub.close();
@@ -85,24 +88,27 @@ const consumerScope: TransportScenario = {
   },
 };
 
-const extendLock: TransportScenario = {
-  name: 'extendLock keeps a long handler’s message from being redelivered',
+const renewLock: TransportScenario = {
+  name: 'renewLock keeps a long handler’s message from being redelivered',
   proves: ['lock'],
   async run({ fixture, t }) {
-    await using fx = await fixture();
+    await using fx = await fixture({ lockMs: t.lockMs });
     const event = testEnvelope();
     const spy = createHandlerSpy(
       async (d) => {
+        expect('renewLock' in d, 'a message-scoped lock is renewable (RenewableDelivery)').toBe(
+          true,
+        );
         const until = Date.now() + t.lockMs * 2.5;
         while (Date.now() < until) {
-          await d.extendLock(t.lockMs);
+          await (d as RenewableDelivery).renewLock();
           await sleep(t.lockMs / 4);
         }
         await d.ack();
       },
       { timeoutMs: t.lockMs * 3 + t.deliveryMs },
     );
-    await fx.consume(spy.handler(), { concurrency: 2, lockMs: t.lockMs });
+    await fx.consume(spy.handler(), { concurrency: 2 });
     await fx.publish(event);
     const done = await spy.waitFor(event.id, 'processed');
     expect(done.attempt).toBe(1);
@@ -112,8 +118,6 @@ const extendLock: TransportScenario = {
   },
 };
 
-/** Lock loss by the declared scope, and extension. */
-export const lockScenarios: ScenarioGroup = (caps) => [
-  caps.lock.scope === 'message' ? messageScope : consumerScope,
-  extendLock,
-];
+/** Lock loss by the declared scope; renewal of a message-scoped lock. */
+export const lockScenarios: ScenarioGroup = (caps) =>
+  caps.lock.scope === 'message' ? [messageScope, renewLock] : [consumerScope];

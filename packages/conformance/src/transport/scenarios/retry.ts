@@ -17,7 +17,7 @@ export const retryScenarios: ScenarioGroup = (caps, t) => {
     {
       name: 'retry({ delayMs }) is never delivered early, and each redelivery adds one attempt',
       proves: ['maxDelayMs'],
-      async run({ fixture, longLockMs }) {
+      async run({ fixture }) {
         await using fx = await fixture();
         const event = testEnvelope();
         const spy = createHandlerSpy(
@@ -28,7 +28,7 @@ export const retryScenarios: ScenarioGroup = (caps, t) => {
           },
           { timeoutMs: delayMs + t.deliveryMs },
         );
-        await fx.consume(spy.handler(), { concurrency: 2, lockMs: longLockMs });
+        await fx.consume(spy.handler(), { concurrency: 2 });
         await fx.publish(event);
         await spy.waitFor(event.id, 'processed', { attempt: 3 });
         const received = spy.of('received', event.id);

@@ -24,12 +24,12 @@ export const sizeScenarios: ScenarioGroup = (caps) => {
   const big: TransportScenario = {
     name: 'round-trips a 1 MiB payload (a message of maxMessageBytes, if smaller) byte for byte',
     proves: ['maxMessageBytes'],
-    async run({ fixture, t, longLockMs }) {
+    async run({ fixture, t }) {
       await using fx = await fixture();
       const event = testEnvelope({ payload: payloadFor(fits) });
       expect(Buffer.byteLength(encodeEnvelope(event), 'utf8')).toBe(fits);
       const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs * 2 });
-      await fx.consume(spy.handler(), { concurrency: 1, lockMs: longLockMs });
+      await fx.consume(spy.handler(), { concurrency: 1 });
       await fx.publish(event);
       const got = await spy.waitFor(event.id, 'processed');
       expect(got.delivery.envelope.payloadHash).toBe(event.payloadHash);
@@ -40,7 +40,7 @@ export const sizeScenarios: ScenarioGroup = (caps) => {
   const refused: TransportScenario = {
     name: 'refuses a message over maxMessageBytes with PayloadTooLargeError and stores nothing',
     proves: ['maxMessageBytes'],
-    async run({ fixture, t, longLockMs }) {
+    async run({ fixture, t }) {
       await using fx = await fixture();
       const tooBig = testEnvelope({ payload: payloadFor(caps.maxMessageBytes + 1) });
       const small = testEnvelope();
@@ -53,7 +53,7 @@ export const sizeScenarios: ScenarioGroup = (caps) => {
       const after = testEnvelope();
       await fx.publish(after);
       const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs });
-      await fx.consume(spy.handler(), { concurrency: 1, lockMs: longLockMs });
+      await fx.consume(spy.handler(), { concurrency: 1 });
       await spy.waitFor(after.id, 'processed');
       await sleep(t.quietMs);
       expect(spy.count('received', tooBig.id)).toBe(0);

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Envelope, EnvelopeInit, Inbox, ProcessedStore } from '@onceflow/core';
+import type { Envelope, EnvelopeInit, Inbox, RecordStore } from '@onceflow/core';
 import { testEnvelope } from '../envelopes.js';
 
 export interface InboxScenarioContext {
-  readonly store: Inbox & ProcessedStore;
+  readonly store: Inbox & RecordStore;
   /** A source name unique to this scenario, so scenarios never touch each other's rows. */
   readonly source: string;
   /** A lease that runs out during the scenario. */
@@ -21,7 +21,7 @@ export interface InboxScenario {
 }
 
 export function scenarioContext(
-  store: Inbox & ProcessedStore,
+  store: Inbox & RecordStore,
   o: { shortLeaseMs: number; deadlineMs: number },
 ): InboxScenarioContext {
   const source = `conformance-${randomUUID().slice(0, 8)}`;

@@ -2,7 +2,7 @@ import type { ClaimResult } from '@onceflow/core';
 import { expect } from 'vitest';
 import { NON_UTF8_BYTES, sameBytes } from '../../envelopes.js';
 import { sleep, waitUntil } from '../../wait.js';
-import type { InboxScenario } from '../scenario.js';
+import type { InboxScenario } from '../claim-scenario.js';
 
 const tokenOf = (r: ClaimResult): string => {
   if (r.status !== 'new' && r.status !== 'stale-pending')
@@ -33,7 +33,7 @@ export const claimScenarios: InboxScenario[] = [
       const token = tokenOf(await store.claim(env, { leaseMs: longLeaseMs }));
       await store.markEnqueued(env.source, env.id, token);
       expect(await store.claim(env, { leaseMs: longLeaseMs })).toEqual({ status: 'duplicate' });
-      const begun = await store.begin(env.source, env.id, { leaseMs: longLeaseMs });
+      const begun = await store.begin(env, { leaseMs: longLeaseMs, attempt: 1 });
       if (begun.status !== 'acquired') throw new Error(`begin: ${begun.status}`);
       await store.complete(env.source, env.id, begun.token);
       expect(await store.claim(env, { leaseMs: longLeaseMs })).toEqual({ status: 'duplicate' });
