@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 /**
  * The broker of the example: an in-process queue service with the shape of a real queue client
  * (SQS, Azure Service Bus). A received message is hidden for its visibility timeout and comes back
- * with `receiveCount + 1` once that runs out; its receipt handle is then refused. Dead letters sit
- * in a per-queue dead-letter queue. One process only, state in the heap: a fake for the example.
+ * with `receiveCount + 1` once that runs out; its receipt handle is then refused. It has no
+ * dead-letter queue: onceflow keeps dead letters in the event record. One process only, state in the heap: a fake for the example.
  */
 export interface QClient {
-  /** Creates the queue and its dead-letter queue. Idempotent. */
+  /** Creates the queue. Idempotent. */
   createQueue(queue: string): Promise<void>;
   deleteQueue(queue: string): Promise<void>;
   /** Stores every entry, in order; an entry whose `dedupeId` was sent in the last 5 min is dropped. */
@@ -17,14 +17,6 @@ export interface QClient {
   delete(queue: string, receiptHandle: string): Promise<void>;
   /** Hides the message for `ms` from now (0: visible at once). Returns the new `lockedUntil`. */
   changeVisibility(queue: string, receiptHandle: string, ms: number): Promise<number>;
-  /** Moves a received message to the dead-letter queue with `headers`. */
-  deadLetter(queue: string, receiptHandle: string, headers: Record<string, string>): Promise<void>;
-  /** Oldest first. */
-  listDeadLetters(queue: string, limit?: number): Promise<QDeadLetter[]>;
-  getDeadLetter(queue: string, id: string): Promise<QDeadLetter | undefined>;
-  /** Moves dead letters (all when `ids` is omitted) back to the queue with `receiveCount` 0. */
-  moveDeadLettersBack(queue: string, ids?: readonly string[]): Promise<number>;
-  deleteDeadLetters(queue: string, ids?: readonly string[]): Promise<number>;
 }
 
 /** The broker's documented limits. */
@@ -58,14 +50,6 @@ export interface QMessage {
   readonly lockedUntil: number;
 }
 
-export interface QDeadLetter {
-  readonly id: string;
-  readonly body: string;
-  readonly headers: Readonly<Record<string, string>>;
-  /** Epoch ms. */
-  readonly movedAt: number;
-}
-
 /** What the broker refuses, by `code`. */
 export class QClientError extends Error {
   constructor(
@@ -93,7 +77,6 @@ interface Queue {
   messages: Stored[];
   /** dedupeId → when it is forgotten. */
   dedupe: Map<string, number>;
-  deadLetters: QDeadLetter[];
   /** Long polls to wake when a message may have become visible. */
   waiters: Set<() => void>;
 }
@@ -142,17 +125,11 @@ export function createFakeQClient(): QClient {
     if (!(ms >= 0 && ms <= Q_LIMITS.maxVisibilityMs))
       throw new QClientError('InvalidParameter', `visibility ${ms} ms is out of range`);
   };
-  const chosen = (q: Queue, ids?: readonly string[]) =>
-    q.deadLetters.filter((d) => ids === undefined || ids.includes(d.id));
-  const without = (q: Queue, gone: readonly QDeadLetter[]) => {
-    q.deadLetters = q.deadLetters.filter((d) => !gone.includes(d));
-    return gone.length;
-  };
 
   return {
     async createQueue(name) {
       if (!queues.has(name))
-        queues.set(name, { messages: [], dedupe: new Map(), deadLetters: [], waiters: new Set() });
+        queues.set(name, { messages: [], dedupe: new Map(), waiters: new Set() });
     },
     async deleteQueue(name) {
       queues.delete(name);
@@ -203,31 +180,6 @@ export function createFakeQClient(): QClient {
       m.visibleAt = Date.now() + ms;
       wake(q);
       return m.visibleAt;
-    },
-    async deadLetter(name, receiptHandle, headers) {
-      const q = open(name);
-      const m = held(q, receiptHandle);
-      q.messages = q.messages.filter((s) => s !== m);
-      q.deadLetters.push({ id: m.id, body: m.body, headers: { ...headers }, movedAt: Date.now() });
-    },
-    async listDeadLetters(name, limit) {
-      return open(name).deadLetters.slice(0, limit);
-    },
-    async getDeadLetter(name, id) {
-      return open(name).deadLetters.find((d) => d.id === id);
-    },
-    async moveDeadLettersBack(name, ids) {
-      const q = open(name);
-      const moved = chosen(q, ids);
-      const now = Date.now();
-      for (const d of moved)
-        q.messages.push({ id: d.id, body: d.body, receiveCount: 0, visibleAt: now });
-      wake(q);
-      return without(q, moved);
-    },
-    async deleteDeadLetters(name, ids) {
-      const q = open(name);
-      return without(q, chosen(q, ids));
     },
   };
 }

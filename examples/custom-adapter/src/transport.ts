@@ -1,40 +1,32 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  type ConsumeOptions,
-  type DeadLetter,
-  type DeadLetters,
-  type Delivery,
-  type Transport,
-  type TransportCapabilities,
-  TransportUnavailableError,
-  errorInfo,
+import type {
+  ConsumeOptions,
+  Delivery,
+  TopologySetup,
+  Transport,
+  TransportCapabilities,
 } from '@onceflow/core';
 import {
   type DeliveryInit,
   brokerCall,
   createInFlight,
+  createLifecycle,
   createSubscriptions,
-  deadLetterHeaders,
-  decodeEnvelope,
+  decodeDelivery,
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
-  readDeadLetterHeaders,
   runDelivery,
   watchLock,
 } from '@onceflow/core/kit';
-import {
-  type QClient,
-  type QDeadLetter,
-  type QMessage,
-  Q_LIMITS,
-  isReceiptGone,
-} from './fake-client.js';
+import { type QClient, type QMessage, Q_LIMITS, isReceiptGone } from './fake-client.js';
 
 export interface QTransportConfig {
   /** Shared by every transport on the broker; `close()` leaves it open. */
   readonly client: QClient;
   readonly queue: string;
+  /** Each delivery's visibility timeout, in ms; `renewLock` renews it for as long. Default 30 000. */
+  readonly lockMs?: number | undefined;
 }
 
 /** How long one receive waits for a message; `close()` ends the wait at once. */
@@ -45,32 +37,37 @@ const call = <T>(what: string, run: () => Promise<T>) =>
   brokerCall(`q ${what}`, run, { lockLost: isReceiptGone });
 
 /**
- * One queue of the `q` broker as a `Transport`. Locks are visibility timeouts; `attempt` is the
- * broker's receive count; broker dedupe drops a repeated dedupe key for 5 minutes. `start()`
- * creates the queue; `close()` drains every subscription and leaves the client open.
+ * One queue of the `q` broker as a `Transport`. Locks are visibility timeouts of `lockMs`,
+ * renewable; `attempt` is the broker's receive count; broker dedupe drops a repeated dedupe key
+ * for 5 minutes. The queue is created on first use (`start()` does it eagerly); `close()` drains
+ * every subscription and leaves the client open. Dead letters are not the transport's: the
+ * worker keeps them in the event record.
  *
  * @example
  * const transport = createQTransport({ client, queue: 'orders' });
- * await transport.start();
  * await transport.publish([{ envelope }]);
  */
-export function createQTransport({ client, queue }: QTransportConfig): Transport {
+export function createQTransport(config: QTransportConfig): Transport & TopologySetup {
+  const { client, queue } = config;
+  const lockMs = config.lockMs ?? 30_000;
   const capabilities: TransportCapabilities = {
     brokerDedupe: { windowMs: Q_LIMITS.dedupeWindowMs },
     orderingPerKey: false,
-    lock: { scope: 'message', maxMs: Q_LIMITS.maxVisibilityMs },
+    lock: { scope: 'message', ms: lockMs },
     maxDelayMs: Q_LIMITS.maxVisibilityMs,
     maxMessageBytes: Q_LIMITS.maxBodyBytes,
+    deliveryLimit: false, // the q broker has no redrive policy: it never gives up on a message
     durability: 'in process memory only: lost when the process exits (a fake broker)',
   };
   const subscriptions = createSubscriptions();
-  let closed = false;
-  const assertOpen = (op: string) => {
-    if (closed) throw new TransportUnavailableError(`q transport ${queue}: ${op} after close`);
-  };
+  const lifecycle = createLifecycle({
+    name: `q transport ${queue}`,
+    start: () => call('createQueue', () => client.createQueue(queue)),
+    close: () => subscriptions.closeAll(),
+  });
 
   /** The broker side of one received message, for `runDelivery`. */
-  const received = (m: QMessage): Omit<DeliveryInit, 'envelope'> & { dispose(): void } => {
+  const received = (m: QMessage): DeliveryInit & { dispose(): void } => {
     // Aborts `signal` when the visibility timeout runs out, or a call finds the receipt gone.
     const lock = watchLock({ until: m.lockedUntil, describe: `visibility of ${queue}/${m.id}` });
     /** A call that needs the lock: a refused receipt handle means the lock is lost. */
@@ -82,21 +79,18 @@ export function createQTransport({ client, queue }: QTransportConfig): Transport
         }),
       );
     return {
+      envelope: decodeDelivery(m.body), // not an envelope: reaches the worker as undecodable
       attempt: m.receiveCount,
       signal: lock.signal,
       ack: () => holding('ack', () => client.delete(queue, m.receiptHandle)),
       async retry({ delayMs }) {
         await holding('retry', () => client.changeVisibility(queue, m.receiptHandle, delayMs));
       },
-      deadLetter: ({ reason, error }) => {
-        const fields = { reason, attempts: m.receiveCount, lastError: error };
-        const headers = deadLetterHeaders({ ...fields, deadLetteredAt: new Date().toISOString() });
-        return holding('deadLetter', () => client.deadLetter(queue, m.receiptHandle, headers));
-      },
-      async extendLock(ms) {
-        lock.renew(
-          await holding('extendLock', () => client.changeVisibility(queue, m.receiptHandle, ms)),
+      async renewLock() {
+        const until = await holding('renewLock', () =>
+          client.changeVisibility(queue, m.receiptHandle, lockMs),
         );
+        lock.renew(until);
       },
       dispose: lock.dispose,
     };
@@ -104,19 +98,13 @@ export function createQTransport({ client, queue }: QTransportConfig): Transport
 
   /** Receives while there is room; `close()` stops receiving and waits for the handlers. */
   const startConsumer = (handler: (d: Delivery) => Promise<void>, options: ConsumeOptions) => {
-    const { concurrency, lockMs } = parseConsumeOptions(options, capabilities);
+    const { concurrency } = parseConsumeOptions(options);
     const inFlight = createInFlight(concurrency);
     const stop = new AbortController();
     const deliver = async (m: QMessage) => {
       const init = received(m);
       try {
-        const envelope = decodeEnvelope(m.body); // WireFormatError: not a message of ours
-        await runDelivery(handler, { ...init, envelope }); // never rejects
-      } catch (err) {
-        // No handler can take it. It stays in the dead-letter queue, unlisted (or, should that
-        // fail, comes back when its visibility runs out).
-        const reason = { reason: 'wire format: not a v1 envelope', error: errorInfo(err) };
-        await init.deadLetter(reason).catch(() => {});
+        await runDelivery(handler, init); // never rejects
       } finally {
         init.dispose();
       }
@@ -124,10 +112,9 @@ export function createQTransport({ client, queue }: QTransportConfig): Transport
     const loop = (async () => {
       while (!stop.signal.aborted) {
         await inFlight.whenRoom();
-        const max = inFlight.limit - inFlight.size;
         try {
           const messages = await client.receive(queue, {
-            max,
+            max: inFlight.limit - inFlight.size,
             visibilityMs: lockMs,
             waitMs: LONG_POLL_MS,
             signal: stop.signal,
@@ -149,10 +136,9 @@ export function createQTransport({ client, queue }: QTransportConfig): Transport
   return {
     name: 'q',
     capabilities,
-    deadLetters: qDeadLetters(client, queue),
-    start: () => call('createQueue', () => client.createQueue(queue)),
+    start: () => lifecycle.start(),
     async publish(messages) {
-      assertOpen('publish');
+      await lifecycle.start('publish');
       const entries = messages.map((m) => ({
         body: encodeWithinLimit(m.envelope, capabilities.maxMessageBytes),
         dedupeId: dedupeKeyOf(m),
@@ -160,38 +146,9 @@ export function createQTransport({ client, queue }: QTransportConfig): Transport
       await call('send', () => client.send(queue, entries));
     },
     async consume(handler, options) {
-      assertOpen('consume');
+      await lifecycle.start('consume');
       return subscriptions.track(startConsumer(handler, options));
     },
-    async close() {
-      closed = true;
-      await subscriptions.closeAll();
-    },
-  };
-}
-
-/** The dead-letter API over the broker's dead-letter queue. */
-function qDeadLetters(client: QClient, queue: string): DeadLetters {
-  /** Bodies that are not envelopes are left out. */
-  const read = (letters: readonly QDeadLetter[]): DeadLetter[] =>
-    letters.flatMap((d) => {
-      try {
-        const fields = readDeadLetterHeaders(d.headers, new Date(d.movedAt).toISOString());
-        return [{ id: d.id, envelope: decodeEnvelope(d.body), ...fields }];
-      } catch {
-        return [];
-      }
-    });
-  const list = async (limit?: number) =>
-    read(await call('listDeadLetters', () => client.listDeadLetters(queue, limit)));
-  return {
-    list: (options) => list(options?.limit),
-    async get(id) {
-      const letter = await call('getDeadLetter', () => client.getDeadLetter(queue, id));
-      return letter && read([letter])[0];
-    },
-    count: async () => (await list()).length,
-    redrive: (ids) => call('moveDeadLettersBack', () => client.moveDeadLettersBack(queue, ids)),
-    purge: (ids) => call('deleteDeadLetters', () => client.deleteDeadLetters(queue, ids)),
+    close: () => lifecycle.close(),
   };
 }

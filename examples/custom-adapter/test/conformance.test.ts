@@ -6,7 +6,7 @@ import { createQTransport } from '../src/transport.js';
 const client = createFakeQClient();
 
 describeTransportConformance('q-example', {
-  createTransport: async ({ queue }) => createQTransport({ client, queue }),
+  createTransport: async ({ queue, lockMs }) => createQTransport({ client, queue, lockMs }),
   cleanup: ({ queue }) => client.deleteQueue(queue),
   recordTo: false, // an example, not a row of this repository's capability matrix
 });
