@@ -1,10 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
-import { decodeEnvelope, encodeEnvelope, nonNegative, positiveMs } from '@onceflow/core/kit';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  nonNegative,
+  positiveMs,
+  traceIdOf,
+} from '@onceflow/core/kit';
 import type { Call } from './call.js';
 import type { InboxCommands } from './commands.js';
 import type { ResolvedRedisInboxConfig } from './config.js';
 import type { InboxKeys } from './keys.js';
+import { STATE_LETTERS } from './lua/row.js';
+
+/** States whose rows expire `retentionMs` after their last change: their indexes are pruned. */
+const EXPIRING = [
+  STATE_LETTERS.enqueued,
+  STATE_LETTERS.processing,
+  STATE_LETTERS['retry-scheduled'],
+  STATE_LETTERS.completed,
+  STATE_LETTERS.discarded,
+] as const;
 
 /** Pending rows one `takeStale` looks at, at most, beyond the ones it takes. */
 const STALE_SCAN_CAP = 1000;
@@ -48,17 +64,34 @@ function claimResult(reply: string[], token: string): ClaimResult {
 export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<Inbox, 'release'> {
   const { redis, retentionMs, purgeBatchSize } = config;
 
-  /** Runs the purge script over one index until a batch comes back short; returns rows deleted. */
-  const purgeIndex = async (index: string, state: 'e' | 'd', cutoff: number) => {
-    let deleted = 0;
+  /** Runs `batch(offset)` until a batch comes back short; returns the sum of the first counts. */
+  const inBatches = async (batch: (offset: number) => Promise<number[]>) => {
+    let total = 0;
     let offset = 0;
     for (;;) {
-      const [gone = 0, looked = 0, kept = 0] = await call('purge', () =>
-        scripts.purgeBatch(index, keys.base, cutoff, purgeBatchSize, offset, state),
-      );
-      deleted += gone;
+      const [gone = 0, looked = 0, kept = 0] = await call('purge', () => batch(offset));
+      total += gone;
       offset += kept;
-      if (looked < purgeBatchSize) return deleted;
+      if (looked < purgeBatchSize) return total;
+    }
+  };
+  const purgeIndex = (index: string, which: 'open' | 'done', cutoff: number) =>
+    inBatches((offset) =>
+      scripts.purgeBatch(index, keys.base, cutoff, purgeBatchSize, offset, which),
+    );
+  /** Drops state index entries that rows which expired left behind. */
+  const pruneStateIndexes = async () => {
+    for (const letter of EXPIRING) {
+      await inBatches((offset) =>
+        scripts.pruneBatch(
+          keys.stateIndex(letter),
+          keys.base,
+          letter,
+          retentionMs,
+          purgeBatchSize,
+          offset,
+        ),
+      );
     }
   };
 
@@ -79,6 +112,11 @@ export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<
           lease,
           encodeEnvelope(envelope),
           receivedAtMs(envelope.receivedAt),
+          keys.base,
+          retentionMs,
+          envelope.type,
+          envelope.key ?? '',
+          traceIdOf(envelope) ?? '',
         ),
       );
       return claimResult(reply, token);
@@ -90,10 +128,10 @@ export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<
         scripts.markEnqueued(
           keys.row(member),
           keys.claimLease(member),
-          keys.pending,
           member,
           token,
           retentionMs,
+          keys.base,
         ),
       );
     },
@@ -144,7 +182,9 @@ export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<
       const cutoff = olderThan.getTime();
       if (Number.isNaN(cutoff)) throw new RangeError('olderThan must be a valid date');
       const purged =
-        (await purgeIndex(keys.open, 'e', cutoff)) + (await purgeIndex(keys.done, 'd', cutoff));
+        (await purgeIndex(keys.open, 'open', cutoff)) +
+        (await purgeIndex(keys.done, 'done', cutoff));
+      await pruneStateIndexes();
       // Stream ids start with the time they were added (ms), so MINID drops older conflicts.
       if (cutoff > 0) await call('purge', () => redis.xtrim(keys.conflicts, 'MINID', cutoff));
       return purged;

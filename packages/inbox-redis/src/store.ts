@@ -1,47 +1,51 @@
-import type { Inbox, ProcessedStore } from '@onceflow/core';
+import type { Inbox, RecordStore } from '@onceflow/core';
 import { createCall } from './call.js';
 import { defineInboxCommands } from './commands.js';
 import { type RedisInboxConfig, resolveConfig } from './config.js';
 import { createInboxMethods } from './inbox.js';
 import { inboxKeys } from './keys.js';
-import { createProcessedMethods } from './processed.js';
+import { createListing } from './listing.js';
+import { createRecordWrites } from './records.js';
 
 /**
- * The receiver's inbox and the worker's processed-guard over one Redis key space.
+ * The receiver's inbox and the event record (the worker's guard, dead letters, the operator's
+ * browsing) over one Redis key space: one hash per (source, id) holds the claim and the record.
  *
  * `release(source, id, token)` serves both contracts: the token names the lease it gives up. A
- * claim token drops the pending claim (so the sender's retry is `new`); a processing token drops
- * the processing lease (so the next delivery can `begin`; the inbox claim stays). Tokens are random
- * UUIDs, so one never names both. A token that owns nothing releases nothing.
+ * claim token drops the pending claim (so the sender's retry is `new`); a processing token gives
+ * the processing lease up unused (the record is enqueued again, the next delivery can `begin`).
+ * Tokens are random UUIDs, so one never names both. A token that owns nothing releases nothing.
  */
-export interface RedisInbox extends Inbox, ProcessedStore {
+export interface RedisInbox extends Inbox, RecordStore {
   release(source: string, id: string, token: string): Promise<void>;
   /** `{prefix}:`, the start of every key this store writes (one Redis Cluster hash tag). */
   readonly keyBase: string;
 }
 
 /**
- * Creates the store. No I/O here; the client stays yours (the store never quits it). Every method
- * is one atomic Lua script or command, safe to call concurrently from any number of processes;
- * every Redis failure, and any wait past `timeoutMs`, surfaces as `StoreUnavailableError` (503 at
- * the receiver, retry at the worker). Needs Redis 7 or later, with `maxmemory-policy noeviction`
- * and, for claims to survive a Redis crash, AOF (`appendfsync always`; see the README).
+ * Creates the store. No I/O here; the client stays yours (the store never quits it). Every write
+ * is one atomic Lua script, safe to call concurrently from any number of processes; a delivery
+ * costs one round trip for `begin` and one for `complete`. Every Redis failure, and any wait past
+ * `timeoutMs`, surfaces as `StoreUnavailableError` (503 at the receiver, retry at the worker).
+ * Needs Redis 7 or later, with `maxmemory-policy noeviction` and, for claims and records to
+ * survive a Redis crash, AOF (`appendfsync always`; see the README).
  *
  * @example
  * const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
- * const inbox = createRedisInbox({ redis, prefix: 'shop:inbox' });
- * const receiver = createReceiver({ inbox, transport, sources });
+ * const store = createRedisInbox({ redis, prefix: 'shop:inbox' });
+ * const receiver = createReceiver({ inbox: store, transport, sources });
  */
 export function createRedisInbox(config: RedisInboxConfig): RedisInbox {
   const resolved = resolveConfig(config);
-  const call = createCall(resolved.redis, resolved.timeoutMs);
-  const scripts = defineInboxCommands(resolved.redis);
+  const { redis, retentionMs } = resolved;
+  const call = createCall(redis, resolved.timeoutMs);
+  const scripts = defineInboxCommands(redis);
   const keys = inboxKeys(resolved.prefix);
-  const { retentionMs } = resolved;
   return {
     keyBase: keys.base,
     ...createInboxMethods({ call, scripts, keys, config: resolved }),
-    ...createProcessedMethods({ call, scripts, keys, retentionMs }),
+    ...createRecordWrites({ call, scripts, keys, retentionMs }),
+    ...createListing({ redis, call, scripts, keys, retentionMs }),
     async release(source, id, token) {
       const member = keys.member(source, id);
       await call('release', () =>
@@ -54,6 +58,7 @@ export function createRedisInbox(config: RedisInboxConfig): RedisInbox {
           member,
           token,
           retentionMs,
+          keys.base,
         ),
       );
     },

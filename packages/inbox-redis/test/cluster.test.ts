@@ -1,4 +1,4 @@
-import { describeInboxConformance, waitUntil } from '@onceflow/conformance';
+import { describeStoreConformance, waitUntil } from '@onceflow/conformance';
 import { type RedisServer, startRedisServer } from '@onceflow/test-servers';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 // Prefixes differ per store, so stores land on either node; each store's keys share one slot.
-describeInboxConformance<RedisInbox>('redis-cluster', {
+describeStoreConformance<RedisInbox>('redis-cluster', {
   createStore: async () => {
     if (!cluster) throw new Error('cluster not started');
     return createRedisInbox({ redis: cluster, prefix: randomPrefix() });

@@ -1,4 +1,4 @@
-import { describeInboxConformance } from '@onceflow/conformance';
+import { describeStoreConformance } from '@onceflow/conformance';
 import { afterAll } from 'vitest';
 import { createRedisInbox, type RedisInbox } from '../src/index.js';
 import { connect, deleteKeys, randomPrefix } from './helpers.js';
@@ -9,7 +9,7 @@ afterAll(async () => {
   await redis.quit();
 });
 
-describeInboxConformance<RedisInbox>('redis', {
+describeStoreConformance<RedisInbox>('redis', {
   createStore: async () => createRedisInbox({ redis, prefix: randomPrefix() }),
   close: async (store) => {
     await deleteKeys(redis, store.keyBase);

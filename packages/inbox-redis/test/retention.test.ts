@@ -21,7 +21,7 @@ describe('redis inbox retention (key TTL)', () => {
       if (claim.status !== 'new') throw new Error(claim.status);
       await store.markEnqueued(env.source, env.id, claim.token);
     }
-    const begun = await store.begin(processed.source, processed.id, lease);
+    const begun = await store.begin(processed, { ...lease, attempt: 1 });
     if (begun.status !== 'acquired') throw new Error(begun.status);
     await store.complete(processed.source, processed.id, begun.token);
     const held = await store.claim(pending, { leaseMs: 100 });
@@ -37,8 +37,7 @@ describe('redis inbox retention (key TTL)', () => {
     );
     await waitUntil(
       async () =>
-        (await store.begin(processed.source, processed.id, lease)).status === 'acquired' ||
-        undefined,
+        (await store.begin(processed, { ...lease, attempt: 2 })).status === 'acquired' || undefined,
       { timeoutMs: 5000, message: 'the processed row to expire' },
     );
     const stats = await store.stats();

@@ -1,4 +1,4 @@
-import { NOW_MS } from './row.js';
+import { PRELUDE } from './row.js';
 
 /**
  * Inbox.takeStale. KEYS: pending. ARGV: key base, older-than ms, lease ms, limit, token prefix,
@@ -9,7 +9,7 @@ import { NOW_MS } from './row.js';
  * claim. At most `scan cap` pending rows are looked at per call (those with live leases are
  * passed over), which bounds the script's time.
  */
-export const TAKE_STALE = `${NOW_MS}
+export const TAKE_STALE = `${PRELUDE}
 local base, limit, cap = ARGV[1], tonumber(ARGV[4]), tonumber(ARGV[6])
 local maxAt = nowMs() - tonumber(ARGV[2])
 local taken, n, offset, scanned = {}, 0, 0, 0
@@ -40,33 +40,57 @@ return taken
 `;
 
 /**
- * One batch of Inbox.purge over one index (`open` or `done`). KEYS: the index. ARGV: key base,
- * cutoff ms (exclusive), batch size, offset, the state this index holds for purging (`e` or
- * `d`). Returns `{deleted, looked at, kept}`; the caller moves its offset past the kept ones.
+ * One batch of Inbox.purge over one index (`open` or `done`, by receivedAt). KEYS: the index.
+ * ARGV: key base, cutoff ms (exclusive), batch size, offset, which index (`open` or `done`).
+ * Returns `{deleted, looked at, kept}`; the caller moves its offset past the kept ones.
  *
- * Deletes rows received before the cutoff in that state, never pending rows or rows under a live
- * processing lease; drops index entries whose row is gone (expired after the retention) or no
- * longer in that state. A processed row has no lease, so in `done` nothing is ever kept.
+ * Deletes records received before the cutoff that are finished: enqueued ones (from `open`),
+ * completed and discarded ones (from `done`), with their state index entries. Keeps received,
+ * processing and retry-scheduled ones; drops index entries whose row is gone (expired after the
+ * retention) or no longer in a state that index holds. Dead letters are in neither index.
  */
 export const PURGE_BATCH = `
-local base, state = ARGV[1], ARGV[5]
+local base, which = ARGV[1], ARGV[5]
 local page = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2], 'LIMIT', ARGV[4], ARGV[3])
 local deleted, kept = 0, 0
 for _, member in ipairs(page) do
   local rowKey = base .. 'r:' .. member
   local s = redis.call('HGET', rowKey, 's')
-  local held = s == 'p' or (s == state and redis.call('EXISTS', base .. 'w:' .. member) == 1)
-  if held and state == 'e' then
+  local finished = (which == 'open' and s == 'e') or (which == 'done' and (s == 'd' or s == 'z'))
+  if finished then
+    redis.call('DEL', rowKey, base .. 'c:' .. member)
+    redis.call('ZREM', KEYS[1], member)
+    redis.call('ZREM', base .. 's:' .. s, member)
+    deleted = deleted + 1
+  elseif which == 'open' and (s == 'p' or s == 'w' or s == 'r') then
     kept = kept + 1
   else
     redis.call('ZREM', KEYS[1], member)
-    if s == state and not held then
-      redis.call('DEL', rowKey)
-      deleted = deleted + 1
-    end
   end
 end
 return {deleted, #page, kept}
+`;
+
+/**
+ * One batch of pruning a state index (`s:<letter>`) of a state with a TTL. KEYS: the index. ARGV:
+ * key base, the state letter, retention ms, batch size, offset. Returns `{dropped, looked at,
+ * kept}`. Drops entries older than the retention whose row is gone or in another state: rows
+ * that expired leave their entry behind. Entries of rows still in that state are kept (another
+ * store on this prefix may use a longer retention).
+ */
+export const PRUNE_BATCH = `${PRELUDE}
+local base, state = ARGV[1], ARGV[2]
+local below = nowMs() - tonumber(ARGV[3])
+local page = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. below, 'LIMIT', ARGV[5], ARGV[4])
+local kept = 0
+for _, member in ipairs(page) do
+  if redis.call('HGET', base .. 'r:' .. member, 's') == state then
+    kept = kept + 1
+  else
+    redis.call('ZREM', KEYS[1], member)
+  end
+end
+return {#page - kept, #page, kept}
 `;
 
 /**
@@ -78,13 +102,13 @@ return {deleted, #page, kept}
  * received at least a retention ago), then the oldest unprocessed row still there is read. An entry is live while its row is in
  * the state its index stands for.
  */
-export const STATS = `${NOW_MS}
+export const STATS = `${PRELUDE}
 local base, cap = ARGV[1], tonumber(ARGV[3])
 local below = nowMs() - tonumber(ARGV[2])
 local function live(member, processed)
   local s = redis.call('HGET', base .. 'r:' .. member, 's')
-  if processed then return s == 'd' end
-  return s == 'p' or s == 'e'
+  if processed then return s == 'd' or s == 'z' end
+  return s == 'p' or s == 'e' or s == 'w' or s == 'r'
 end
 local function prune(index, processed)
   local page = redis.call('ZRANGEBYSCORE', index, '-inf', '(' .. below, 'LIMIT', 0, cap)
