@@ -1,6 +1,12 @@
 import type { Pool } from 'pg';
 import { type BatchLimits, createBatcher } from './batcher.js';
-import { type ClaimRow, directHotPath, type HotPath, type InsertOutcome } from './hot-path.js';
+import {
+  type ClaimRow,
+  claimValues,
+  directHotPath,
+  type HotPath,
+  type InsertOutcome,
+} from './hot-path.js';
 import type { InboxStatements } from './statements.js';
 import { toStoreError } from './store-error.js';
 
@@ -39,8 +45,8 @@ function leaders(rows: readonly ClaimRow[]): number[] {
 
 /** A batch of one runs the single-row statement: the array form costs more for one row. */
 async function insertOne(pool: Pool, sql: InboxStatements, r: ClaimRow): Promise<string[]> {
-  const values = [r.source, r.id, r.payloadHash, r.encoded, r.receivedAt, r.token, r.leaseMs];
-  const res = await pool.query({ name: sql.claimInsert.name, text: sql.claimInsert.text, values });
+  const { name, text } = sql.claimInsert;
+  const res = await pool.query({ name, text, values: claimValues(r) });
   return res.rowCount === 1 ? [r.token] : [];
 }
 
@@ -70,6 +76,9 @@ async function insertClaims(
         unique.map((r) => r.receivedAt),
         unique.map((r) => r.token),
         unique.map((r) => r.leaseMs),
+        unique.map((r) => r.type),
+        unique.map((r) => r.key),
+        unique.map((r) => r.traceId),
       ],
     });
     for (const r of res.rows) won.add(r.lease_token);
@@ -145,7 +154,8 @@ export function batchedHotPath(pool: Pool, sql: InboxStatements, limits: BatchLi
   });
   return {
     insertClaim: (row) =>
-      row.leaseMs <= MAX_BATCHED_LEASE_MS && storable(row.source, row.id, row.payloadHash)
+      row.leaseMs <= MAX_BATCHED_LEASE_MS &&
+      storable(row.source, row.id, row.payloadHash, row.type, row.key ?? '')
         ? claims.submit(row)
         : alone.insertClaim(row),
     markEnqueued: (source, id, token) =>

@@ -1,30 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import type { ClaimResult, Envelope } from '@onceflow/core';
+import type { ClaimResult, Envelope, EventState } from '@onceflow/core';
 import { encodeEnvelope, positiveMs } from '@onceflow/core/kit';
 import { exec, type Queryable } from './exec.js';
 import type { HotPath } from './hot-path.js';
+import { envelopeFields } from './record-row.js';
 import type { InboxStatements } from './statements.js';
 
 /** Rounds of insert-then-inspect before giving up with `in-flight` (the row kept vanishing). */
 const MAX_ROUNDS = 3;
 
 interface ExistingRow {
-  state: 'pending' | 'enqueued' | 'processed';
+  state: EventState;
   payload_hash: string | null;
   taken: boolean;
 }
 
-function receivedAt(envelope: Envelope): Date {
-  const at = new Date(envelope.receivedAt);
-  return Number.isNaN(at.getTime()) ? new Date() : at;
-}
-
 /**
  * `Inbox.claim`: one insert (`INSERT … ON CONFLICT DO NOTHING`, alone or in a batch) for a first
- * sight. On conflict a second statement reads the row and, atomically, takes over a pending claim
- * whose lease ran out (same payload hash only). A row deleted between the two (released, purged)
- * sends us round again. A row the processed-guard created for an event no receiver claimed yet (no
- * hash) is taken as `new` unless it is processed (`duplicate`), as if the guard's row were not there.
+ * sight. On conflict a second statement reads the row and, atomically, takes over a received
+ * claim whose lease ran out (same payload hash only). A row deleted between the two (released,
+ * purged) sends us round again. A record no receiver claimed (a worker's or a dead letter's, no
+ * hash) is a `duplicate`: the event is already known.
  */
 export async function claim(
   db: Queryable,
@@ -36,10 +32,21 @@ export async function claim(
   positiveMs('leaseMs', leaseMs);
   const { source, id, payloadHash } = envelope;
   const encoded = encodeEnvelope(envelope);
-  const at = receivedAt(envelope);
+  const [type, key, traceId, receivedAt] = envelopeFields(envelope);
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const token = randomUUID();
-    const row = { source, id, payloadHash, encoded, receivedAt: at, token, leaseMs };
+    const row = {
+      source,
+      id,
+      payloadHash,
+      encoded,
+      receivedAt,
+      token,
+      leaseMs,
+      type,
+      key,
+      traceId,
+    };
     const inserted = await hot.insertClaim(row);
     if (inserted === 'inserted') return { status: 'new', token };
     if (inserted !== 'exists') return inserted;
@@ -47,21 +54,19 @@ export async function claim(
     const existing = await exec<ExistingRow>(
       db,
       sql.claimExisting,
-      [source, id, payloadHash, token, leaseMs, encoded],
+      [source, id, payloadHash, token, leaseMs],
       'claim',
     );
     const found = existing.rows[0];
     if (found === undefined) continue;
-    if (found.taken)
-      return { status: found.payload_hash === null ? 'new' : 'stale-pending', token };
-    if (found.payload_hash !== null && found.payload_hash !== payloadHash) {
+    if (found.taken) return { status: 'stale-pending', token };
+    if (found.payload_hash === null) return { status: 'duplicate' };
+    if (found.payload_hash !== payloadHash) {
       return { status: 'conflict', existingHash: found.payload_hash };
     }
-    // Not taken although pending (or unclaimed): a live lease, or another request took it a
-    // moment ago (the UPDATE saw the newer row version); the sender's retry will tell.
-    const busy =
-      found.state === 'pending' || (found.payload_hash === null && found.state !== 'processed');
-    return busy ? { status: 'in-flight' } : { status: 'duplicate' };
+    // Not taken although received: a live lease, or another request took it a moment ago
+    // (the UPDATE saw the newer row version); the sender's retry will tell.
+    return found.state === 'received' ? { status: 'in-flight' } : { status: 'duplicate' };
   }
   return { status: 'in-flight' };
 }

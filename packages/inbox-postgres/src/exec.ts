@@ -18,3 +18,17 @@ export async function exec<R extends QueryResultRow>(
     throw toStoreError(err, operation);
   }
 }
+
+/** Runs one unnamed statement (planned for the values given); failures as for `exec`. */
+export async function run<R extends QueryResultRow>(
+  db: Queryable,
+  text: string,
+  values: readonly unknown[],
+  operation: string,
+): Promise<QueryResult<R>> {
+  try {
+    return await db.query<R>(text, [...values]);
+  } catch (err) {
+    throw toStoreError(err, operation);
+  }
+}

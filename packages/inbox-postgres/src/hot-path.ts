@@ -13,7 +13,25 @@ export interface ClaimRow {
   /** The token this claim would hold. */
   readonly token: string;
   readonly leaseMs: number;
+  /** The record's fields from the envelope. */
+  readonly type: string;
+  readonly key: string | null;
+  readonly traceId: string | null;
 }
+
+/** The single-row insert's parameters, in its order. */
+export const claimValues = (r: ClaimRow): unknown[] => [
+  r.source,
+  r.id,
+  r.payloadHash,
+  r.encoded,
+  r.receivedAt,
+  r.token,
+  r.leaseMs,
+  r.type,
+  r.key,
+  r.traceId,
+];
 
 /**
  * What the insert decided: `inserted` (the row is ours: `new`), `exists` (someone's row is there:
@@ -32,8 +50,7 @@ export interface HotPath {
 export function directHotPath(db: Queryable, sql: InboxStatements): HotPath {
   return {
     async insertClaim(r) {
-      const values = [r.source, r.id, r.payloadHash, r.encoded, r.receivedAt, r.token, r.leaseMs];
-      const inserted = await exec(db, sql.claimInsert, values, 'claim');
+      const inserted = await exec(db, sql.claimInsert, claimValues(r), 'claim');
       return inserted.rowCount === 1 ? 'inserted' : 'exists';
     },
     async markEnqueued(source, id, token) {

@@ -8,6 +8,7 @@ import type { ClientBase, QueryResult } from 'pg';
 import { type InboxLocation, resolveLocation } from './config.js';
 import { exec } from './exec.js';
 import { type InboxNames, inboxNames } from './names.js';
+import { enter, historyEntry, RECORD_NOW } from './record-sql.js';
 import type { Statement } from './statements.js';
 
 /** What the mark reads from the handler's context: the event and the worker's processing lease. */
@@ -16,9 +17,9 @@ type EventRef = { readonly source: string; readonly id: string };
 
 interface MarkStatements {
   readonly names: InboxNames;
-  /** By (source, id) alone: creates the row when missing, changes nothing once processed. */
+  /** By (source, id) alone: creates the record when missing, changes nothing once completed. */
   readonly upsert: Statement;
-  /** Only while `proc_token` is the caller's lease; READ COMMITTED waits for a concurrent mark. */
+  /** Only while the caller's lease holds the record; READ COMMITTED waits for a concurrent mark. */
   readonly byLease: Statement;
   /** Why `byLease` changed nothing: the row as it stands now. */
   readonly inspect: Statement;
@@ -33,21 +34,26 @@ function statementsFor(location: InboxLocation): MarkStatements {
   if (statements === undefined) {
     const names = inboxNames(schema, table);
     const t = names.qualified;
-    const done = `state = 'processed', processed_at = now(), proc_token = NULL,
-      proc_expires_at = NULL, lease_token = NULL, lease_expires_at = NULL`;
+    // The record is completed, with a history entry saying the handler's transaction did it.
+    const entry = { state: `'completed'`, note: `'marked in the handler''s transaction'` };
+    const done = (history: string, actor?: string) =>
+      `processed_at = now(), proc_token = NULL, proc_expires_at = NULL, lease_token = NULL,
+      lease_expires_at = NULL, next_attempt_at = NULL,
+      ${enter(history, { ...entry, attempt: actor && 'NULLIF(attempts, 0)', actor })}`;
     statements = {
       names,
       upsert: {
         name: `onceflow_mark_${names.key}`,
-        text: `INSERT INTO ${t} AS t (source, id, state, received_at, processed_at)
-          VALUES ($1, $2, 'processed', now(), now())
-          ON CONFLICT (source, id) DO UPDATE SET ${done} WHERE t.state <> 'processed'
+        text: `INSERT INTO ${t} AS t (source, id, state, received_at, processed_at, updated_at, history)
+          VALUES ($1, $2, 'completed', now(), now(), ${RECORD_NOW}, jsonb_build_array(${historyEntry(entry)}))
+          ON CONFLICT (source, id) DO UPDATE SET ${done('t.history')}
+          WHERE t.state NOT IN ('completed', 'discarded')
           RETURNING 1`,
       },
       byLease: {
         name: `onceflow_mark_lease_${names.key}`,
-        text: `UPDATE ${t} SET ${done}
-          WHERE source = $1 AND id = $2 AND proc_token = $3 AND state <> 'processed' RETURNING 1`,
+        text: `UPDATE ${t} SET ${done('history', 'consumer')}
+          WHERE source = $1 AND id = $2 AND proc_token = $3 AND state = 'processing' RETURNING 1`,
       },
       inspect: {
         name: `onceflow_mark_why_${names.key}`,
@@ -114,23 +120,26 @@ async function markByLease(client: ClientBase, ctx: LeaseHolder, s: MarkStatemen
   const row = rows[0] as { state: string; proc_token: string | null } | undefined;
   if (row === undefined) {
     throw new UsageError(
-      `markProcessed: no processing lease for ${at}: pass the { schema, table } the store was created with, and give the worker this store as its processed store`,
+      `markProcessed: no processing lease for ${at}: pass the { schema, table } the store was created with, and give the worker this store as its records`,
     );
   }
-  if (row.state === 'processed') throw new AlreadyProcessedError(source, id);
+  if (row.state === 'completed' || row.state === 'discarded') {
+    throw new AlreadyProcessedError(source, id);
+  }
   // Another attempt took the lease after this one's expired (or took it and released it). The
-  // hint covers the one misuse that looks the same: a worker whose processed store is elsewhere.
+  // hint covers the one misuse that looks the same: a worker whose record store is elsewhere.
   throw new LockLostError(
-    `processing lease on ${source}/${id} lost to another attempt (if the worker's processed store is not ${s.names.qualified}, pass the event instead of ctx)`,
+    `processing lease on ${source}/${id} lost to another attempt (if the worker's records are not ${s.names.qualified}, pass the event instead of ctx)`,
   );
 }
 
 /**
  * Marks an event processed inside the caller's open transaction, so the business write and the
- * mark commit or roll back together. Call it first in the transaction, so a losing attempt stops
- * before doing its business work.
+ * mark commit or roll back together: its record becomes `completed`, with a history entry saying
+ * the handler's transaction did it (the worker's own `complete` afterwards changes nothing). Call
+ * it first in the transaction, so a losing attempt stops before doing its business work.
  *
- * Pass the handler's `ctx` (the worker's processed store being this inbox): the mark then holds
+ * Pass the handler's `ctx` (the worker's `records` being this store): the mark then holds
  * only while this attempt owns the processing lease. Outcomes:
  * - `AlreadyProcessedError`: another attempt completed the event (roll back; the worker acks it
  *   as a duplicate, the other attempt's effects stand);
@@ -139,8 +148,8 @@ async function markByLease(client: ClientBase, ctx: LeaseHolder, s: MarkStatemen
  *   event in it: the wrong `schema` or `table`); the worker dead-letters it at once with the
  *   message as reason. An invalid `schema` or `table` name is a `ConfigError`.
  *
- * Passing `{ source, id }` instead (e.g. `ctx.envelope`) marks by id alone, creating the row when
- * missing, for a worker whose processed store is elsewhere; a `source` or `id` that is not a
+ * Passing `{ source, id }` instead (e.g. `ctx.envelope`) marks by id alone, creating the record
+ * when missing (a dead letter becomes completed too), for a worker whose record store is elsewhere; a `source` or `id` that is not a
  * non-empty string is a `UsageError`.
  *
  * Concurrency: the mark takes the row lock, so a concurrent attempt's mark waits until this

@@ -1,7 +1,7 @@
 import { StoreUnavailableError } from '@onceflow/core';
 import type { Pool } from 'pg';
 import { type InboxLocation, resolveLocation } from './config.js';
-import { checksum, loadMigrations, renderMigration } from './migrations.js';
+import { checksum, loadMigrations, type Migration, renderMigration } from './migrations.js';
 import { inboxNames, MIGRATIONS_TABLE } from './names.js';
 import { toStoreError } from './store-error.js';
 
@@ -26,9 +26,17 @@ export interface MigrateResult {
  * await migrate(pool, { schema: 'onceflow' }); // at start-up, before createPostgresInbox
  */
 export async function migrate(pool: Pool, options: InboxLocation = {}): Promise<MigrateResult> {
+  return applyMigrations(pool, options, await loadMigrations());
+}
+
+/** `migrate` with the given migrations (in order) instead of every shipped one. */
+export async function applyMigrations(
+  pool: Pool,
+  options: InboxLocation,
+  migrations: readonly Migration[],
+): Promise<MigrateResult> {
   const { schema, table } = resolveLocation(options);
   const names = inboxNames(schema, table);
-  const migrations = await loadMigrations();
   const log = `${names.schema}.${MIGRATIONS_TABLE}`;
   const client = await pool.connect().catch((err: unknown) => {
     throw toStoreError(err, 'migrate');

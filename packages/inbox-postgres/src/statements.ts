@@ -1,4 +1,5 @@
 import type { InboxNames } from './names.js';
+import { enter, historyEntry, pushHistory, RECORD_NOW } from './record-sql.js';
 
 /** A named statement: `pg` prepares it once per connection and reuses the plan. */
 export interface Statement {
@@ -14,7 +15,8 @@ export interface Statement {
 export const BATCH_LOCK_TIMEOUT = '10ms';
 
 /** `now() + $n ms`, computed on the database clock so leases never depend on app clocks. */
-const inMs = (param: string): string => `now() + (${param}::float8 * interval '1 millisecond')`;
+export const inMs = (param: string): string =>
+  `now() + (${param}::float8 * interval '1 millisecond')`;
 
 /**
  * Every statement the store runs, for one inbox table. Each is a single statement (autocommit),
@@ -27,12 +29,26 @@ export function inboxStatements(n: InboxNames) {
     name: `onceflow_${name}_${n.key}`,
     text,
   });
+  const receivedEntry = historyEntry({ state: `'received'`, actor: `'receiver'` });
+  // markEnqueued moves a received record on; one a worker already took keeps its state.
+  const fresh = `t.state = 'received'`;
+  const enqueuedSet = `state = CASE WHEN ${fresh} THEN 'enqueued' ELSE t.state END,
+    updated_at = CASE WHEN ${fresh} THEN ${RECORD_NOW} ELSE t.updated_at END,
+    history = CASE WHEN ${fresh}
+      THEN ${pushHistory('t.history', historyEntry({ state: `'enqueued'`, actor: `'receiver'` }))}
+      ELSE t.history END,
+    enqueued_at = now(), lease_token = NULL, lease_expires_at = NULL`;
   return {
-    /** Fast path of claim: exactly one of any number of concurrent inserts returns a row. */
+    /**
+     * Fast path of claim: exactly one of any number of concurrent inserts returns a row. The
+     * record starts `received`, with its first history entry.
+     */
     claimInsert: stmt(
       'claim_ins',
-      `INSERT INTO ${t} (source, id, state, payload_hash, envelope, received_at, lease_token, lease_expires_at)
-       VALUES ($1, $2, 'pending', $3, $4, $5, $6, ${inMs('$7')})
+      `INSERT INTO ${t} (source, id, state, payload_hash, envelope, received_at, lease_token,
+         lease_expires_at, type, ordering_key, trace_id, updated_at, history)
+       VALUES ($1, $2, 'received', $3, $4, $5, $6, ${inMs('$7')}, $8, $9, $10, ${RECORD_NOW},
+         jsonb_build_array(${receivedEntry}))
        ON CONFLICT (source, id) DO NOTHING RETURNING 1`,
     ),
     /**
@@ -46,44 +62,46 @@ export function inboxStatements(n: InboxNames) {
      */
     claimInsertBatch: stmt(
       'claim_ins_b',
-      `INSERT INTO ${t} (source, id, state, payload_hash, envelope, received_at, lease_token, lease_expires_at)
-       SELECT u.source, u.id, 'pending', u.hash, u.envelope, u.received_at, u.token, ${inMs('u.lease_ms')}
+      `INSERT INTO ${t} (source, id, state, payload_hash, envelope, received_at, lease_token,
+         lease_expires_at, type, ordering_key, trace_id, updated_at, history)
+       SELECT u.source, u.id, 'received', u.hash, u.envelope, u.received_at, u.token,
+         ${inMs('u.lease_ms')}, u.type, u.ordering_key, u.trace_id, ${RECORD_NOW},
+         jsonb_build_array(${receivedEntry})
        FROM (SELECT set_config('lock_timeout', '${BATCH_LOCK_TIMEOUT}', true)) AS bounded_wait,
-         unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::float8[])
-           AS u(source, id, hash, envelope, received_at, token, lease_ms)
+         unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
+           $7::float8[], $8::text[], $9::text[], $10::text[])
+           AS u(source, id, hash, envelope, received_at, token, lease_ms, type, ordering_key, trace_id)
        ORDER BY u.source, u.id
        ON CONFLICT (source, id) DO NOTHING RETURNING lease_token`,
     ),
     /**
-     * Slow path of claim: reads the row and, in the same statement, takes it when it is free: a
-     * pending claim whose lease ran out (same hash only), or a row the processed-guard created
-     * for an event no receiver claimed yet (no hash). The UPDATE re-checks its WHERE on the
-     * newest row version after waiting for any concurrent taker (READ COMMITTED), so one wins.
+     * Slow path of claim: reads the row and, in the same statement, takes over a received claim
+     * whose lease ran out (same hash only). The UPDATE re-checks its WHERE on the newest row
+     * version after waiting for any concurrent taker (READ COMMITTED), so one wins.
      */
     claimExisting: stmt(
       'claim_old',
       `WITH cur AS (SELECT state, payload_hash FROM ${t} WHERE source = $1 AND id = $2),
        taken AS (
-         UPDATE ${t} SET state = 'pending', payload_hash = $3, envelope = coalesce(envelope, $6),
-           claimed_at = CASE WHEN payload_hash IS NULL THEN now() ELSE claimed_at END,
-           lease_token = $4, lease_expires_at = ${inMs('$5')}
-         WHERE source = $1 AND id = $2 AND (
-           (state = 'pending' AND payload_hash = $3 AND lease_expires_at <= now())
-           OR (payload_hash IS NULL AND state <> 'processed'))
+         UPDATE ${t} SET lease_token = $4, lease_expires_at = ${inMs('$5')}
+         WHERE source = $1 AND id = $2 AND state = 'received' AND payload_hash = $3
+           AND lease_expires_at <= now()
          RETURNING 1)
        SELECT cur.state, cur.payload_hash, EXISTS (SELECT 1 FROM taken) AS taken FROM cur`,
     ),
     /**
-     * Commits without waiting for the WAL flush (`synchronous_commit = off` for this transaction
-     * only): losing it in a database crash leaves the row pending, which is exactly the case the
+     * Only while the token owns the claim: the record goes received → enqueued (one a worker
+     * already took keeps its state; the claim's token is cleared either way). Commits without
+     * waiting for the WAL flush (`synchronous_commit = off` for this transaction only): losing
+     * it in a database crash leaves the record received, which is exactly the case the
      * relay (and the sender's retry) already recover from, harmlessly. It saves the webhook's
      * second flush wait. https://www.postgresql.org/docs/current/wal-async-commit.html
      */
     markEnqueued: stmt(
       'enqueued',
-      `UPDATE ${t} SET state = 'enqueued', enqueued_at = now(), lease_token = NULL, lease_expires_at = NULL
+      `UPDATE ${t} AS t SET ${enqueuedSet}
        FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
-       WHERE source = $1 AND id = $2 AND state = 'pending' AND lease_token = $3`,
+       WHERE t.source = $1 AND t.id = $2 AND t.lease_token = $3`,
     ),
     /**
      * `markEnqueued` for many tokens at once (batching), same rules and commit as above. A row
@@ -92,44 +110,39 @@ export function inboxStatements(n: InboxNames) {
      */
     markEnqueuedBatch: stmt(
       'enqueued_b',
-      `UPDATE ${t} AS t SET state = 'enqueued', enqueued_at = now(), lease_token = NULL, lease_expires_at = NULL
+      `UPDATE ${t} AS t SET ${enqueuedSet}
        FROM (SELECT set_config('synchronous_commit', 'off', true),
                set_config('lock_timeout', '${BATCH_LOCK_TIMEOUT}', true)) AS settings,
          unnest($1::text[], $2::text[], $3::text[]) AS u(source, id, token)
-       WHERE t.source = u.source AND t.id = u.id AND t.state = 'pending' AND t.lease_token = u.token`,
+       WHERE t.source = u.source AND t.id = u.id AND t.lease_token = u.token`,
     ),
     /**
-     * Release by token, whichever lease it names. A claim token: the receiver's claim is dropped
-     * so the sender's retry is `new` (the row goes, unless a worker holds it: then only its inbox
-     * part goes). A processing token: the lease is dropped so the next delivery can `begin` (a
-     * row that holds nothing else goes).
+     * Release by token, whichever lease it names. A claim token: the receiver's claim is dropped,
+     * so the sender's retry is `new` (a `received` record goes; one a worker already took keeps
+     * its state and loses only the claim's token). A processing token: the lease is given up
+     * unused and the record is `enqueued` again, so the next delivery can `begin` at once.
      */
     release: stmt(
       'release',
       `WITH claim_dropped AS (
-         DELETE FROM ${t} WHERE source = $1 AND id = $2 AND state = 'pending' AND lease_token = $3
-           AND proc_token IS NULL RETURNING 1),
+         DELETE FROM ${t} WHERE source = $1 AND id = $2 AND lease_token = $3 AND state = 'received'
+         RETURNING 1),
        claim_cleared AS (
-         UPDATE ${t} SET state = 'enqueued', payload_hash = NULL, envelope = NULL,
-           lease_token = NULL, lease_expires_at = NULL
-         WHERE source = $1 AND id = $2 AND state = 'pending' AND lease_token = $3
-           AND proc_token IS NOT NULL RETURNING 1),
-       lease_dropped AS (
-         DELETE FROM ${t} WHERE source = $1 AND id = $2 AND proc_token = $3
-           AND state <> 'processed' AND payload_hash IS NULL RETURNING 1),
-       lease_cleared AS (
-         UPDATE ${t} SET proc_token = NULL, proc_expires_at = NULL
-         WHERE source = $1 AND id = $2 AND proc_token = $3
-           AND state <> 'processed' AND payload_hash IS NOT NULL RETURNING 1)
+         UPDATE ${t} SET lease_token = NULL, lease_expires_at = NULL
+         WHERE source = $1 AND id = $2 AND lease_token = $3 AND state <> 'received' RETURNING 1),
+       lease_released AS (
+         UPDATE ${t} SET proc_token = NULL, proc_expires_at = NULL,
+           ${enter('history', { state: `'enqueued'`, attempt: 'attempts', actor: 'consumer' })}
+         WHERE source = $1 AND id = $2 AND proc_token = $3 AND state = 'processing' RETURNING 1)
        SELECT (SELECT count(*) FROM claim_dropped) + (SELECT count(*) FROM claim_cleared)
-         + (SELECT count(*) FROM lease_dropped) + (SELECT count(*) FROM lease_cleared) AS touched`,
+         + (SELECT count(*) FROM lease_released) AS touched`,
     ),
     /** Concurrent relays get disjoint rows (SKIP LOCKED); each row gets a fresh token. */
     takeStale: stmt(
       'stale',
       `WITH stale AS (
          SELECT source, id FROM ${t}
-         WHERE state = 'pending' AND claimed_at <= now() - ($1::float8 * interval '1 millisecond')
+         WHERE state = 'received' AND claimed_at <= now() - ($1::float8 * interval '1 millisecond')
            AND lease_expires_at <= now()
          ORDER BY claimed_at LIMIT $3
          FOR UPDATE SKIP LOCKED)
@@ -142,16 +155,14 @@ export function inboxStatements(n: InboxNames) {
       `INSERT INTO ${c} (source, id, payload_hash, envelope) VALUES ($1, $2, $3, $4)`,
     ),
     /**
-     * One batch of retention: enqueued and processed rows only; never pending rows, rows under a
-     * live processing lease, or unprocessed rows no receiver claimed (they hold nothing to purge).
+     * One batch of retention: completed, discarded and enqueued records only; never received,
+     * processing, retry-scheduled or dead-lettered ones (they still have a life ahead of them).
      */
     purgeBatch: stmt(
       'purge',
       `WITH doomed AS (
          SELECT source, id FROM ${t}
-         WHERE received_at < $1
-           AND (state = 'processed' OR (state = 'enqueued' AND payload_hash IS NOT NULL))
-           AND (proc_expires_at IS NULL OR proc_expires_at <= now())
+         WHERE received_at < $1 AND state IN ('completed', 'discarded', 'enqueued')
          LIMIT $2 FOR UPDATE SKIP LOCKED)
        DELETE FROM ${t} AS t USING doomed WHERE t.source = doomed.source AND t.id = doomed.id`,
     ),
@@ -159,46 +170,21 @@ export function inboxStatements(n: InboxNames) {
       'purge_c',
       `DELETE FROM ${c} WHERE seq IN (SELECT seq FROM ${c} WHERE seen_at < $1 LIMIT $2)`,
     ),
-    /** Rows no receiver claimed count only once processed (they are not in the inbox before). */
+    /**
+     * The inbox's view of the records: received is pending; enqueued, processing and
+     * retry-scheduled are enqueued; completed and discarded are processed; dead letters are in
+     * none. Records no receiver claimed (no hash) count only once processed.
+     */
     stats: stmt(
       'stats',
-      `SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
-              count(*) FILTER (WHERE state = 'enqueued' AND payload_hash IS NOT NULL) AS enqueued,
-              count(*) FILTER (WHERE state = 'processed') AS processed,
-              min(received_at) FILTER (WHERE state <> 'processed' AND payload_hash IS NOT NULL)
-                AS oldest,
+      `SELECT count(*) FILTER (WHERE state = 'received') AS pending,
+              count(*) FILTER (WHERE state IN ('enqueued', 'processing', 'retry-scheduled')
+                AND payload_hash IS NOT NULL) AS enqueued,
+              count(*) FILTER (WHERE state IN ('completed', 'discarded')) AS processed,
+              min(received_at) FILTER (WHERE state IN ('received', 'enqueued', 'processing',
+                'retry-scheduled') AND payload_hash IS NOT NULL) AS oldest,
               (SELECT count(*) FROM ${c}) AS conflicts
        FROM ${t}`,
-    ),
-    /**
-     * begin: one atomic upsert. Creates the row for ids that never passed a receiver, or takes
-     * the processing lease when none is live; returns no row when processed or busy.
-     */
-    begin: stmt(
-      'begin',
-      `INSERT INTO ${t} AS t (source, id, state, received_at, proc_token, proc_expires_at)
-       VALUES ($1, $2, 'enqueued', now(), $3, ${inMs('$4')})
-       ON CONFLICT (source, id) DO UPDATE
-         SET proc_token = EXCLUDED.proc_token, proc_expires_at = EXCLUDED.proc_expires_at
-         WHERE t.state <> 'processed' AND (t.proc_expires_at IS NULL OR t.proc_expires_at <= now())
-       RETURNING 1`,
-    ),
-    beginExisting: stmt(
-      'begin_old',
-      `SELECT state, ceil(extract(epoch FROM proc_expires_at - now()) * 1000)::float8 AS remaining_ms
-       FROM ${t} WHERE source = $1 AND id = $2`,
-    ),
-    extend: stmt(
-      'extend',
-      `UPDATE ${t} SET proc_expires_at = ${inMs('$4')}
-       WHERE source = $1 AND id = $2 AND proc_token = $3 AND state <> 'processed' RETURNING 1`,
-    ),
-    /** Idempotent: a second call, or a call by a token that lost its lease, changes nothing. */
-    complete: stmt(
-      'complete',
-      `UPDATE ${t} SET state = 'processed', processed_at = now(), proc_token = NULL,
-         proc_expires_at = NULL, lease_token = NULL, lease_expires_at = NULL
-       WHERE source = $1 AND id = $2 AND proc_token = $3 AND state <> 'processed'`,
     ),
   } as const;
 }

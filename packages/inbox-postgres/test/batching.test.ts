@@ -98,6 +98,43 @@ describe('batching', () => {
     expect(sent).toEqual(['claim_ins', 'enqueued']);
   });
 
+  it('a delivery costs two statements: begin, then complete, scheduleRetry or deadLetter', async () => {
+    await using fx = await fixture();
+    const { store, sent } = batchedStore(fx, {});
+    const lease = async (env: Envelope, attempt: number) => {
+      const r = await store.begin(env, { ...LEASE, attempt, consumer: 'w' });
+      if (r.status !== 'acquired') throw new Error(`begin: ${r.status}`);
+      return r.token;
+    };
+    const env = envelope();
+    await store.markEnqueued(env.source, env.id, tokenOf(await store.claim(env, LEASE)));
+    sent.length = 0;
+    await store.complete(env.source, env.id, await lease(env, 1));
+    expect(sent, 'a delivery that succeeds').toEqual(['begin', 'complete']);
+    sent.length = 0;
+    expect(await store.begin(env, { ...LEASE, attempt: 2 })).toEqual({ status: 'processed' });
+    expect(sent, 'a duplicate delivery').toEqual(['begin']);
+
+    const failing = envelope();
+    sent.length = 0;
+    const error = { code: 'RETRY_LATER' as const, name: 'RetryLaterError', message: '503' };
+    await store.scheduleRetry(failing.source, failing.id, await lease(failing, 1), {
+      error,
+      nextAttemptAt: new Date(Date.now() + 1000),
+    });
+    await store.deadLetter(failing, await lease(failing, 2), {
+      reason: 'attempts exhausted',
+      attempts: 2,
+      error,
+    });
+    expect(sent, 'a retry, then a dead letter').toEqual(['begin', 'retry', 'begin', 'dead']);
+    sent.length = 0;
+    expect(await store.begin(failing, { ...LEASE, attempt: 3 })).toEqual({
+      status: 'dead-lettered',
+    });
+    expect(sent, "the broker's copy of a dead letter").toEqual(['begin']);
+  });
+
   it('claims of one new id inside a batch: the first is new, same bytes in-flight, other bytes conflict', async () => {
     await using fx = await fixture();
     const { store, count } = batchedStore(fx);
@@ -185,7 +222,7 @@ describe('batching', () => {
       const expected =
         i < 3
           ? { state: 'enqueued', lease_token: null }
-          : { state: 'pending', lease_token: tokens[i] };
+          : { state: 'received', lease_token: tokens[i] };
       expect(rows.get(e.id)).toMatchObject(expected);
     }
   });

@@ -1,4 +1,4 @@
-import { describeInboxConformance } from '@onceflow/conformance';
+import { describeStoreConformance } from '@onceflow/conformance';
 import { afterAll } from 'vitest';
 import { createPostgresInbox, migrate, type PostgresInboxConfig } from '../src/index.js';
 import { createPool, dropSchema, randomSchema } from './helpers.js';
@@ -12,18 +12,18 @@ afterAll(async () => {
   await pool.end();
 });
 
-/** A fresh inbox table per scenario, all in this run's schema (dropped afterwards). */
+/** A fresh table per scenario, all in this run's schema (dropped afterwards). */
 const storeWith = (batching: PostgresInboxConfig['batching']) => async () => {
   const table = `inbox_${++tables}`;
   await migrate(pool, { schema, table });
   return createPostgresInbox({ pool, schema, table, batching });
 };
 
-describeInboxConformance('postgres', { createStore: storeWith(undefined) });
+describeStoreConformance('postgres', { createStore: storeWith(undefined) });
 
-describeInboxConformance('postgres-unbatched', { createStore: storeWith(false) });
+describeStoreConformance('postgres-unbatched', { createStore: storeWith(false) });
 
 // One statement at a time: every concurrent caller queues behind it and shares the next one.
-describeInboxConformance('postgres-batch-one-in-flight', {
+describeStoreConformance('postgres-batch-one-in-flight', {
   createStore: storeWith({ maxBatch: 8, maxInFlight: 1 }),
 });

@@ -52,7 +52,7 @@ const ledgerRows = async (fx: Fixture) =>
 /** A context holding a real processing lease, as the worker builds it. */
 async function leased(fx: Fixture, id: string, leaseMs = 60_000) {
   const env = envelope({ id });
-  const begun = await fx.store.begin(env.source, env.id, { leaseMs });
+  const begun = await fx.store.begin(env, { leaseMs, attempt: 1 });
   if (begun.status !== 'acquired') throw new Error(`${id}: ${begun.status}`);
   return { envelope: env, processingToken: begun.token } satisfies LeaseHolder;
 }
@@ -64,7 +64,7 @@ describe('markProcessed(client, ctx): the mark holds while this attempt owns the
     const seen: number[] = [];
     const worker = createWorker({
       transport,
-      processed: fx.store,
+      records: fx.store,
       handlers: [
         defineHandler({
           type: 'charge.succeeded',
@@ -83,12 +83,15 @@ describe('markProcessed(client, ctx): the mark holds while this attempt owns the
     await transport.publish([{ envelope: env, dedupeKey: 'again' }]);
     await waitUntil(async () => transport.broker.depth(transport.queue) === 0);
     await worker.close();
-    expect(await transport.deadLetters.count()).toBe(0);
+    expect(await fx.store.count({ state: 'dead-lettered' })).toBe(0);
     expect(seen).toEqual([1]);
     expect(await ledgerRows(fx)).toBe(1);
-    expect(await fx.store.begin(env.source, env.id, { leaseMs: 1000 })).toEqual({
+    expect(await fx.store.begin(env, { leaseMs: 1000, attempt: 2 })).toEqual({
       status: 'processed',
     });
+    const record = await fx.store.get(env.source, env.id);
+    expect(record?.history.map((h) => h.state)).toEqual(['processing', 'completed']);
+    expect(record?.history.at(-1)?.note).toBe("marked in the handler's transaction");
   });
 
   it('another attempt completed the event first: AlreadyProcessedError, nothing written', async () => {
@@ -121,7 +124,7 @@ describe('misuse is a UsageError (dead-lettered at once), never a retried StoreU
     await using transport = createMemoryTransport();
     const worker = createWorker({
       transport,
-      processed: fx.store,
+      records: fx.store,
       handlers: [
         defineHandler({
           type: 'charge.succeeded',
@@ -134,9 +137,10 @@ describe('misuse is a UsageError (dead-lettered at once), never a retried StoreU
     });
     await worker.start();
     await transport.publish([{ envelope: envelope({ id: 'evt_noschema' }) }]);
-    await waitUntil(async () => (await transport.deadLetters.count()) === 1);
+    const letters = { state: 'dead-lettered' } as const;
+    await waitUntil(async () => (await fx.store.count(letters)) === 1);
     await worker.close();
-    const [dead] = await transport.deadLetters.list();
+    const [dead] = (await fx.store.list({ ...letters, limit: 10 })).records;
     expect(dead?.attempts).toBe(1);
     expect(dead?.lastError?.code).toBe('USAGE');
     expect(dead?.reason).toMatch(/^markProcessed: no inbox table ".+"\."onceflow_inbox": pass the/);
@@ -151,7 +155,7 @@ describe('misuse is a UsageError (dead-lettered at once), never a retried StoreU
       const err = await recordPayment(fx, await leased(fx, 'evt_1'), { schema: elsewhere });
       expect(err).toBeInstanceOf(UsageError);
       expect((err as Error).message).toBe(
-        `markProcessed: no processing lease for stripe/evt_1 in "${elsewhere}"."onceflow_inbox": pass the { schema, table } the store was created with, and give the worker this store as its processed store`,
+        `markProcessed: no processing lease for stripe/evt_1 in "${elsewhere}"."onceflow_inbox": pass the { schema, table } the store was created with, and give the worker this store as its records`,
       );
     } finally {
       await dropSchema(fx.pool, elsewhere);

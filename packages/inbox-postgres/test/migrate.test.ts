@@ -3,6 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../src/index.js';
 import { createPool, dropSchema, randomSchema } from './helpers.js';
 
+/** Every shipped migration, in order. */
+const ALL = ['001_inbox', '002_event_record'];
+
 const pool = createPool(2);
 const schemas: string[] = [];
 const fresh = (): string => {
@@ -27,14 +30,16 @@ async function tablesIn(schema: string): Promise<string[]> {
 describe('migrate', () => {
   it('creates the schema and tables, and records each migration once', async () => {
     const schema = fresh();
-    expect(await migrate(pool, { schema })).toEqual({ applied: ['001_inbox'] });
+    expect(await migrate(pool, { schema })).toEqual({ applied: ALL });
     expect(await tablesIn(schema)).toEqual([
       'onceflow_inbox',
       'onceflow_inbox_conflicts',
       'onceflow_migrations',
     ]);
-    const log = await pool.query(`SELECT target, name FROM "${schema}".onceflow_migrations`);
-    expect(log.rows).toEqual([{ target: 'onceflow_inbox', name: '001_inbox' }]);
+    const log = await pool.query(
+      `SELECT target, name FROM "${schema}".onceflow_migrations ORDER BY name`,
+    );
+    expect(log.rows).toEqual(ALL.map((name) => ({ target: 'onceflow_inbox', name })));
   });
 
   it('is idempotent: a second run applies nothing', async () => {
@@ -42,7 +47,7 @@ describe('migrate', () => {
     await migrate(pool, { schema });
     expect(await migrate(pool, { schema })).toEqual({ applied: [] });
     const log = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".onceflow_migrations`);
-    expect(log.rows[0]).toEqual({ n: 1 });
+    expect(log.rows[0]).toEqual({ n: ALL.length });
   });
 
   it('is safe when several processes start at once', async () => {
@@ -52,7 +57,7 @@ describe('migrate', () => {
     try {
       const results = await Promise.all(pools.map((p) => migrate(p, { schema })));
       const applied = results.map((r) => r.applied.length).sort();
-      expect(applied).toEqual([0, 0, 0, 1]);
+      expect(applied).toEqual([0, 0, 0, ALL.length]);
       expect(await tablesIn(schema)).toContain('onceflow_inbox');
     } finally {
       await Promise.all(pools.map((p) => p.end()));
@@ -65,7 +70,7 @@ describe('migrate', () => {
       migrate(pool, { schema, table: 'inbox_a' }),
       migrate(pool, { schema, table: 'inbox_b' }),
     ]);
-    expect([a.applied, b.applied]).toEqual([['001_inbox'], ['001_inbox']]);
+    expect([a.applied, b.applied]).toEqual([ALL, ALL]);
     expect(await tablesIn(schema)).toEqual([
       'inbox_a',
       'inbox_a_conflicts',

@@ -28,7 +28,7 @@ async function enqueued(store: PostgresInbox, receivedAt: Date) {
 }
 
 describe('purge', () => {
-  it('deletes old enqueued and processed rows in batches, never pending or leased ones', async () => {
+  it('deletes old enqueued and completed records in batches, never received or processing ones', async () => {
     await using fx = await fixture();
     const counter = { batches: 0 };
     const store = createPostgresInbox({
@@ -40,13 +40,13 @@ describe('purge', () => {
     for (let i = 0; i < 15; i++) await enqueued(store, OLD);
     for (let i = 0; i < 8; i++) {
       const env = await enqueued(store, OLD);
-      const begun = await store.begin(env.source, env.id, { leaseMs: 60_000 });
+      const begun = await store.begin(env, { leaseMs: 60_000, attempt: 1 });
       if (begun.status !== 'acquired') throw new Error('not acquired');
       await store.complete(env.source, env.id, begun.token);
     }
     for (let i = 0; i < 2; i++) await store.claim(envelope({ receivedAt: OLD }), { leaseMs: 1 });
     const inProgress = await enqueued(store, OLD);
-    await store.begin(inProgress.source, inProgress.id, { leaseMs: 60_000 });
+    await store.begin(inProgress, { leaseMs: 60_000, attempt: 1 });
     for (let i = 0; i < 3; i++) await enqueued(store, new Date());
 
     expect(await store.purge({ olderThan: CUTOFF })).toBe(23);

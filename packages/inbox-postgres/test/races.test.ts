@@ -71,8 +71,9 @@ describe('postgres inbox under concurrency', () => {
 
   it('of concurrent begins exactly one acquires, the rest are busy until the lease ends', async () => {
     await using fx = await fixture({ max: 10 });
+    const env = envelope();
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => fx.store.begin('orders', 'ord_1', { leaseMs: 60_000 })),
+      Array.from({ length: 20 }, () => fx.store.begin(env, { leaseMs: 60_000, attempt: 1 })),
     );
     expect(results.filter((r) => r.status === 'acquired')).toHaveLength(1);
     const busy = results.filter((r) => r.status === 'busy');
@@ -87,57 +88,91 @@ describe('postgres inbox under concurrency', () => {
     const env = envelope();
     const claim = await fx.store.claim(env, { leaseMs: 60_000 });
     if (claim.status !== 'new') throw new Error('not new');
-    const begun = await fx.store.begin(env.source, env.id, { leaseMs: 60_000 });
+    const begun = await fx.store.begin(env, { leaseMs: 60_000, attempt: 1 });
     if (begun.status !== 'acquired') throw new Error('not acquired');
 
-    // The claim goes (the sender's retry is new); the worker's lease stays.
+    // The claim goes; the worker's lease and the record stay (the event is known: a duplicate).
     await fx.store.release(env.source, env.id, claim.token);
-    expect(await fx.store.stats()).toMatchObject({ pending: 0, enqueued: 0 });
-    expect(await fx.store.begin(env.source, env.id, { leaseMs: 60_000 })).toMatchObject({
+    expect((await fx.store.get(env.source, env.id))?.state).toBe('processing');
+    expect(await fx.store.claim(env, { leaseMs: 60_000 })).toEqual({ status: 'duplicate' });
+    expect(await fx.store.begin(env, { leaseMs: 60_000, attempt: 2 })).toMatchObject({
       status: 'busy',
     });
 
-    // The lease goes; nothing is left, so the next begin acquires and the next claim is new.
+    // The lease goes: the record is enqueued again and the next begin acquires at once.
     await fx.store.release(env.source, env.id, begun.token);
     expect(await fx.store.extend(env.source, env.id, begun.token, 60_000)).toBe(false);
-    const rows = await fx.pool.query(`SELECT 1 FROM "${fx.schema}".onceflow_inbox`);
-    expect(rows.rowCount).toBe(0);
-    expect((await fx.store.claim(env, { leaseMs: 60_000 })).status).toBe('new');
-    expect((await fx.store.begin(env.source, env.id, { leaseMs: 60_000 })).status).toBe('acquired');
+    const rows = await fx.pool.query(
+      `SELECT state, lease_token, proc_token FROM "${fx.schema}".onceflow_inbox`,
+    );
+    expect(rows.rows).toEqual([{ state: 'enqueued', lease_token: null, proc_token: null }]);
+    expect((await fx.store.begin(env, { leaseMs: 60_000, attempt: 2 })).status).toBe('acquired');
   });
 
   it('complete by a token that lost its lease changes nothing; the holder completes once', async () => {
     await using fx = await fixture();
-    const first = await fx.store.begin('orders', 'ord_2', { leaseMs: 1 });
+    const env = envelope();
+    const first = await fx.store.begin(env, { leaseMs: 1, attempt: 1 });
     await leasesEnded(fx);
-    const second = await fx.store.begin('orders', 'ord_2', { leaseMs: 60_000 });
+    const second = await fx.store.begin(env, { leaseMs: 60_000, attempt: 2 });
     if (first.status !== 'acquired' || second.status !== 'acquired')
       throw new Error('not acquired');
-    await fx.store.complete('orders', 'ord_2', first.token);
-    expect(await fx.store.extend('orders', 'ord_2', first.token, 60_000)).toBe(false);
-    expect(await fx.store.extend('orders', 'ord_2', second.token, 60_000)).toBe(true);
-    expect((await fx.store.begin('orders', 'ord_2', { leaseMs: 60_000 })).status).toBe('busy');
-    await fx.store.complete('orders', 'ord_2', second.token);
-    await fx.store.complete('orders', 'ord_2', second.token); // idempotent
-    expect(await fx.store.begin('orders', 'ord_2', { leaseMs: 60_000 })).toEqual({
+    await fx.store.complete(env.source, env.id, first.token);
+    expect(await fx.store.extend(env.source, env.id, first.token, 60_000)).toBe(false);
+    expect(await fx.store.extend(env.source, env.id, second.token, 60_000)).toBe(true);
+    expect((await fx.store.begin(env, { leaseMs: 60_000, attempt: 3 })).status).toBe('busy');
+    await fx.store.complete(env.source, env.id, second.token);
+    await fx.store.complete(env.source, env.id, second.token); // idempotent
+    expect(await fx.store.begin(env, { leaseMs: 60_000, attempt: 3 })).toEqual({
       status: 'processed',
     });
     expect((await fx.store.stats()).processed).toBe(1);
+    const record = await fx.store.get(env.source, env.id);
+    expect(record?.history.map((h) => h.state)).toEqual(['processing', 'processing', 'completed']);
   });
 
-  it('a claim of an id the guard saw first is new until the guard completes it', async () => {
+  it('a claim of an event a worker recorded first is a duplicate: the event is known', async () => {
     await using fx = await fixture();
     const env = envelope();
-    const begun = await fx.store.begin(env.source, env.id, { leaseMs: 60_000 });
+    const begun = await fx.store.begin(env, { leaseMs: 60_000, attempt: 1 });
     if (begun.status !== 'acquired') throw new Error('not acquired');
     expect(await fx.store.stats()).toMatchObject({ pending: 0, enqueued: 0, processed: 0 });
-    const claim = await fx.store.claim(env, { leaseMs: 60_000 });
-    expect(claim.status).toBe('new');
-    expect((await fx.store.stats()).pending).toBe(1);
-    await fx.store.complete(env.source, env.id, begun.token);
-    expect(await fx.store.claim(envelope({ id: env.id }), { leaseMs: 60_000 })).toMatchObject({
-      status: 'conflict',
-    });
     expect(await fx.store.claim(env, { leaseMs: 60_000 })).toEqual({ status: 'duplicate' });
+    expect(await fx.store.claim(envelope({ id: env.id }), { leaseMs: 60_000 })).toEqual({
+      status: 'duplicate',
+    });
+    await fx.store.complete(env.source, env.id, begun.token);
+    expect(await fx.store.claim(env, { leaseMs: 60_000 })).toEqual({ status: 'duplicate' });
+    expect((await fx.store.stats()).processed).toBe(1);
+  });
+
+  it('a dead letter racing the attempt that holds the lease: the attempt wins, the dead letter is a no-op', async () => {
+    await using fx = await fixture({ max: 10 });
+    const env = envelope();
+    const begun = await fx.store.begin(env, { leaseMs: 60_000, attempt: 1, consumer: 'w' });
+    if (begun.status !== 'acquired') throw new Error('not acquired');
+    const fields = { reason: 'delivery limit exceeded', attempts: 9, note: 'broker dead-letter' };
+    await Promise.all([
+      ...Array.from({ length: 10 }, () => fx.store.deadLetter(env, undefined, fields)),
+      fx.store.complete(env.source, env.id, begun.token),
+    ]);
+    const record = await fx.store.get(env.source, env.id);
+    expect(record?.state).toBe('completed');
+    expect(record?.history.map((h) => h.state)).toEqual(['processing', 'completed']);
+  });
+
+  it('of concurrent dead letters of one event without a lease, one is recorded', async () => {
+    await using fx = await fixture({ max: 10 });
+    const env = envelope();
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        fx.store.deadLetter(env, undefined, { reason: `copy ${i}`, attempts: 1 }),
+      ),
+    );
+    const record = await fx.store.get(env.source, env.id);
+    expect(record?.state).toBe('dead-lettered');
+    expect(record?.history).toHaveLength(1);
+    expect(record?.envelope?.id).toBe(env.id);
+    expect(await fx.store.count({ source: env.source, state: 'dead-lettered' })).toBe(1);
   });
 });

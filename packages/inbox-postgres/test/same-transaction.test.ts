@@ -2,7 +2,7 @@ import { AlreadyProcessedError } from '@onceflow/core';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { markProcessed } from '../src/index.js';
-import { type Fixture, fixture, waitUntil } from './helpers.js';
+import { envelope, type Fixture, fixture, waitUntil } from './helpers.js';
 
 type Outcome = 'committed' | 'already-processed' | 'rolled-back';
 
@@ -111,18 +111,26 @@ describe('markProcessed in the caller’s transaction', () => {
     expect(await ledgerRows(fx, 'evt_race')).toBe(1);
   });
 
-  it('agrees with the processed-guard in both directions', async () => {
+  it('agrees with the event record in both directions', async () => {
     await using fx = await withLedger();
-    const begun = await fx.store.begin('stripe', 'evt_w', { leaseMs: 60_000 });
+    const w = envelope({ id: 'evt_w' });
+    const begun = await fx.store.begin(w, { leaseMs: 60_000, attempt: 1 });
     expect(begun.status).toBe('acquired');
     const client = await fx.pool.connect();
     try {
       expect(await attempt(fx, client, 'evt_w')).toBe('committed');
-      expect(await fx.store.begin('stripe', 'evt_w', { leaseMs: 60_000 })).toEqual({
+      expect(await fx.store.begin(w, { leaseMs: 60_000, attempt: 2 })).toEqual({
         status: 'processed',
       });
+      const record = await fx.store.get('stripe', 'evt_w');
+      expect(record?.state).toBe('completed');
+      expect(record?.history.at(-1)).toMatchObject({
+        state: 'completed',
+        note: "marked in the handler's transaction",
+      });
 
-      const other = await fx.store.begin('stripe', 'evt_x', { leaseMs: 60_000 });
+      const x = envelope({ id: 'evt_x' });
+      const other = await fx.store.begin(x, { leaseMs: 60_000, attempt: 1 });
       if (other.status !== 'acquired') throw new Error('not acquired');
       await fx.store.complete('stripe', 'evt_x', other.token);
       expect(await attempt(fx, client, 'evt_x')).toBe('already-processed');

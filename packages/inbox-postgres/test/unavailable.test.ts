@@ -61,9 +61,16 @@ describe('when PostgreSQL cannot be reached', () => {
     await expectUnavailable(store.recordConflict(envelope()));
     await expectUnavailable(store.purge({ olderThan: new Date() }));
     await expectUnavailable(store.stats());
-    await expectUnavailable(store.begin('stripe', 'evt', { leaseMs: 1000 }));
+    await expectUnavailable(store.begin(envelope(), { leaseMs: 1000, attempt: 1 }));
     await expectUnavailable(store.extend('stripe', 'evt', 'token', 1000));
     await expectUnavailable(store.complete('stripe', 'evt', 'token'));
+    const nextAttemptAt = new Date();
+    await expectUnavailable(store.scheduleRetry('stripe', 'evt', 'token', { nextAttemptAt }));
+    await expectUnavailable(store.deadLetter(envelope(), undefined, { reason: 'r', attempts: 1 }));
+    await expectUnavailable(store.get('stripe', 'evt'));
+    await expectUnavailable(store.list({ state: 'dead-lettered', limit: 10 }));
+    await expectUnavailable(store.count({ state: 'dead-lettered' }));
+    await expectUnavailable(store.act('stripe', 'evt', { kind: 'redriven', actor: 'cli:a' }));
     await expectUnavailable(migrate(pool, { schema: randomSchema() }));
   });
 });
