@@ -9,7 +9,7 @@ const positiveInt = z.number().int().positive();
 const TRANSPORT_DEFAULTS = {
   pollIntervalMs: 100,
   dedupeWindowMs: 24 * HOUR,
-  maxLockMs: 12 * HOUR,
+  lockMs: 30_000,
   maxMessageBytes: 16 * 1024 * 1024,
 };
 
@@ -21,15 +21,18 @@ const transportFields = (defaults: EmbeddedTransportConfig = TRANSPORT_DEFAULTS)
    */
   pollIntervalMs: positiveInt.default(defaults.pollIntervalMs),
   /**
-   * How long a dedupe key is remembered after its message was acked or dead-lettered (ms); it is
+   * How long a dedupe key is remembered after its message was acked (ms); it is
    * remembered for the whole time the message is queued as well. Declared as the transport's
    * `brokerDedupe.windowMs`. `Infinity` keeps every key forever. Default 24 h.
    */
   dedupeWindowMs: z
     .union([positiveInt, z.literal(Number.POSITIVE_INFINITY)])
     .default(defaults.dedupeWindowMs),
-  /** The longest lock one `consume` or `extendLock` may ask for (ms). Default 12 h. */
-  maxLockMs: positiveInt.default(defaults.maxLockMs),
+  /**
+   * Each delivery's lease (ms): redelivered with `attempt + 1` unless settled or renewed
+   * (`renewLock` renews it for as long). Declared as `capabilities.lock.ms`. Default 30 000.
+   */
+  lockMs: positiveInt.max(12 * HOUR).default(defaults.lockMs),
   /** Largest encoded envelope `publish` accepts (bytes). Default 16 MiB. */
   maxMessageBytes: positiveInt.max(512 * 1024 * 1024).default(defaults.maxMessageBytes),
 });
@@ -64,7 +67,7 @@ export type EmbeddedTransportOptions = Partial<z.input<ReturnType<typeof transpo
 export interface EmbeddedTransportConfig {
   readonly pollIntervalMs: number;
   readonly dedupeWindowMs: number;
-  readonly maxLockMs: number;
+  readonly lockMs: number;
   readonly maxMessageBytes: number;
 }
 

@@ -1,6 +1,6 @@
-import { describeInboxConformance, describeTransportConformance } from '@onceflow/conformance';
+import { describeTransportConformance } from '@onceflow/conformance';
 import type { Transport } from '@onceflow/core';
-import { createEmbedded, type EmbeddedInbox } from '../src/index.js';
+import { createEmbedded } from '../src/index.js';
 import { tempDbPath } from './helpers.js';
 
 // One file for the run; every scenario uses its own queue (or source) on it.
@@ -9,20 +9,11 @@ const path = tempDbPath();
 describeTransportConformance('embedded', {
   // Each call is its own connection, as another process (or a restarted one) would open it;
   // closing the transport closes that connection.
-  createTransport: async ({ queue }): Promise<Transport> => {
-    const embedded = createEmbedded({ path, pollIntervalMs: 20 });
+  createTransport: async ({ queue, lockMs }): Promise<Transport> => {
+    const embedded = createEmbedded({ path, pollIntervalMs: 20, lockMs });
     const transport = embedded.transport(queue);
     return { ...transport, close: () => embedded.close() };
   },
 });
 
-const stores = new WeakMap<EmbeddedInbox, () => Promise<void>>();
-describeInboxConformance('embedded', {
-  createStore: async () => {
-    const embedded = createEmbedded({ path });
-    await embedded.start();
-    stores.set(embedded.inbox, () => embedded.close());
-    return embedded.inbox;
-  },
-  close: async (store) => stores.get(store)?.(),
-});
+// The store suite (inbox and event record): store-conformance.test.ts.

@@ -95,7 +95,7 @@ describe('embedded transport across processes', () => {
         got.push({ attempt: d.attempt, at: Date.now() });
         await d.ack();
       },
-      { concurrency: 1, lockMs: 30_000 },
+      { concurrency: 1 },
     );
     await waitFor(() => got.length === 1, 10_000, 'redelivery');
     await sub.close();

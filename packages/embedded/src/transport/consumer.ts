@@ -1,5 +1,5 @@
-import { createInFlight, decodeEnvelope, runDelivery } from '@onceflow/core/kit';
-import { type Delivery, errorInfo, type Logger, type Subscription } from '@onceflow/core';
+import { createInFlight, decodeDelivery, runDelivery } from '@onceflow/core/kit';
+import type { Delivery, Logger, Subscription } from '@onceflow/core';
 import { type DeliveryDeps, leasedDelivery } from './delivery.js';
 import type { ClaimedMessage } from './messages.js';
 import type { Waker } from './waker.js';
@@ -7,7 +7,6 @@ import type { Waker } from './waker.js';
 export interface ConsumerDeps extends DeliveryDeps {
   readonly handler: (delivery: Delivery) => Promise<void>;
   readonly concurrency: number;
-  readonly lockMs: number;
   readonly pollIntervalMs: number;
   readonly dedupeWindowMs: number;
   /** Woken by same-process publishes; the loop wakes itself after each settlement. */
@@ -34,19 +33,8 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
   let lastSweep = 0;
 
   const deliver = async (message: ClaimedMessage): Promise<void> => {
-    let envelope: ReturnType<typeof decodeEnvelope>;
-    try {
-      envelope = decodeEnvelope(message.envelope);
-    } catch (err) {
-      logger.error({ err, queue: deps.queue, seq: message.seq }, 'undecodable message');
-      const reason = { reason: 'wire format: not a v1 envelope', error: errorInfo(err) };
-      try {
-        store.deadLetter(message.seq, message.token, reason);
-      } catch (cause) {
-        logger.warn({ err: cause, queue: deps.queue }, 'dead-lettering failed; lease will expire');
-      }
-      return;
-    }
+    // Not an envelope: it reaches the worker as `onceflow.undecodable`, recorded as a dead letter.
+    const envelope = decodeDelivery(message.envelope);
     const init = leasedDelivery(deps, message, envelope);
     try {
       await runDelivery(deps.handler, init, {

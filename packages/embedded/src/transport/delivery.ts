@@ -1,4 +1,4 @@
-import { checkExtendLock, checkRetryDelay, type DeliveryInit, watchLock } from '@onceflow/core/kit';
+import { checkRetryDelay, type DeliveryInit, watchLock } from '@onceflow/core/kit';
 import { type Envelope, LockLostError } from '@onceflow/core';
 import { asTransport } from '../errors.js';
 import type { ClaimedMessage, MessageStore } from './messages.js';
@@ -9,7 +9,8 @@ export const MAX_DELAY_MS = 365 * 24 * 3_600_000;
 export interface DeliveryDeps {
   readonly store: MessageStore;
   readonly queue: string;
-  readonly maxLockMs: number;
+  /** The lease each delivery gets, and each `renewLock` renews it for (ms). */
+  readonly lockMs: number;
 }
 
 /**
@@ -43,12 +44,11 @@ export function leasedDelivery(
     envelope,
     attempt: message.attempt,
     signal: lease.signal,
-    async extendLock(ms) {
-      checkExtendLock(ms, deps.maxLockMs);
+    async renewLock() {
       if (lease.signal.aborted) throw lease.signal.reason;
-      const until = await asTransport('extendLock', () => store.extend(seq, token, ms));
+      const until = await asTransport('renewLock', () => store.extend(seq, token, deps.lockMs));
       if (until === undefined) {
-        lease.lost('extendLock found the lease expired or taken');
+        lease.lost('renewLock found the lease expired or taken');
         throw lease.signal.reason;
       }
       lease.renew(until);
@@ -58,7 +58,6 @@ export function leasedDelivery(
       checkRetryDelay(delayMs, MAX_DELAY_MS);
       await settle('retry', () => store.retry(seq, token, delayMs, error));
     },
-    deadLetter: (reason) => settle('deadLetter', () => store.deadLetter(seq, token, reason)),
     dispose: () => lease.dispose(),
   };
 }

@@ -18,17 +18,11 @@ export interface ClaimedMessage {
   readonly lockedUntil: number;
 }
 
-/** What `deadLetter` records beyond the message itself. */
-export interface DeadLetterRecord {
-  readonly reason: string;
-  readonly error?: ErrorInfo | undefined;
-}
-
 /**
  * A message is handed out when it is queued, visible, and — when it has an ordering key — no
  * other queued message of the same key is earlier in publish order or holds a live lease. So a
  * key's messages go one at a time in publish order; a retried message blocks its key until it is
- * acked or dead-lettered (head-of-line, as SQS FIFO message groups).
+ * acked (head-of-line, as SQS FIFO message groups).
  */
 const CLAIM_SQL = `
   UPDATE onceflow_messages
@@ -133,43 +127,6 @@ export function createMessageStore(handle: DatabaseHandle, queue: string) {
         .stmt(`UPDATE onceflow_messages SET visible_at = ? WHERE ${OWNED}`)
         .run(until, seq, token, until - ms).changes;
       return changes === 1 ? until : undefined;
-    },
-
-    /** Copies the message to the dead-letter table and leaves a dedupe tombstone, atomically. */
-    deadLetter(seq: number, token: string, record: DeadLetterRecord): boolean {
-      return handle.immediate(() => {
-        const row = handle
-          .stmt(
-            `SELECT dedupe_key, envelope, attempt, last_error FROM onceflow_messages WHERE ${OWNED}`,
-          )
-          .get(seq, token, Date.now()) as
-          | { dedupe_key: string; envelope: string; attempt: number; last_error: string | null }
-          | undefined;
-        if (!row) return false;
-        const now = Date.now();
-        handle
-          .stmt(
-            `INSERT INTO onceflow_dead_letters
-               (queue, dedupe_key, envelope, reason, attempts, last_error, dead_lettered_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            queue,
-            row.dedupe_key,
-            row.envelope,
-            record.reason,
-            row.attempt,
-            record.error ? JSON.stringify(record.error) : row.last_error,
-            now,
-          );
-        handle
-          .stmt(
-            `UPDATE onceflow_messages SET state = 'done', done_at = ?, envelope = NULL,
-               lease_token = NULL, last_error = NULL WHERE seq = ?`,
-          )
-          .run(now, seq);
-        return true;
-      });
     },
 
     /** Deletes dedupe tombstones older than the window. Returns how many. */

@@ -5,18 +5,17 @@ import {
   encodeWithinLimit,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import type { Logger, Transport, TransportCapabilities } from '@onceflow/core';
+import type { Logger, TopologySetup, Transport, TransportCapabilities } from '@onceflow/core';
 import type { EmbeddedTransportConfig } from '../config.js';
 import type { DatabaseHandle } from '../database.js';
 import { asTransport } from '../errors.js';
 import { startConsumer } from './consumer.js';
-import { createDeadLetters } from './dead-letters.js';
 import { MAX_DELAY_MS } from './delivery.js';
 import { createMessageStore } from './messages.js';
 import { createQueueNotifier, createWaker, type QueueNotifier } from './waker.js';
 
 /** A transport over one queue of the embedded file. */
-export interface EmbeddedTransport extends Transport {
+export interface EmbeddedTransport extends Transport, TopologySetup {
   readonly name: 'embedded';
   readonly queue: string;
 }
@@ -58,9 +57,12 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
   const capabilities: TransportCapabilities = {
     brokerDedupe: { windowMs: config.dedupeWindowMs },
     orderingPerKey: true,
-    lock: { scope: 'message', maxMs: config.maxLockMs },
+    lock: { scope: 'message', ms: config.lockMs },
     maxDelayMs: MAX_DELAY_MS,
     maxMessageBytes: config.maxMessageBytes,
+    // The queue and the event record are one file: whatever the worker cannot record, it
+    // cannot consume either, so there is nothing for a dead-letter queue of its own to catch.
+    deliveryLimit: false,
     durability: durability(deps.synchronous),
   };
 
@@ -68,7 +70,6 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
     name: 'embedded',
     queue,
     capabilities,
-    deadLetters: createDeadLetters(handle, queue, () => notifier.notify(queue)),
 
     /** Opens the file (once) and deletes the queue's expired dedupe tombstones (every call). */
     async start() {
@@ -89,7 +90,7 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
     },
 
     async consume(handler, options) {
-      const { concurrency, lockMs } = parseConsumeOptions(options, capabilities);
+      const { concurrency } = parseConsumeOptions(options);
       await lifecycle.start('consume');
       const waker = createWaker();
       const unsubscribe = notifier.subscribe(queue, waker.wake);
@@ -99,7 +100,6 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
         queue,
         handler,
         concurrency,
-        lockMs,
         waker,
         logger: deps.logger,
       });
