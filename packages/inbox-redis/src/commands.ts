@@ -1,6 +1,6 @@
 import type { RedisClient } from './config.js';
 import { CLAIM, MARK_ENQUEUED, RELEASE } from './lua/claim.js';
-import { COUNT, LIST_BATCH } from './lua/listing.js';
+import { COUNT, LIST_BATCH, READ } from './lua/listing.js';
 import { PRUNE_BATCH, PURGE_BATCH, STATS, TAKE_STALE } from './lua/maintenance.js';
 import { ACT, BEGIN, COMPLETE, DEAD_LETTER, EXTEND, SCHEDULE_RETRY } from './lua/records.js';
 
@@ -18,6 +18,7 @@ export interface InboxCommands {
   scheduleRetry(...args: Arg[]): Promise<number>;
   deadLetter(...args: Arg[]): Promise<number>;
   act(...args: Arg[]): Promise<number>;
+  read(...args: Arg[]): Promise<(string | null)[]>;
   listBatch(...args: Arg[]): Promise<(string | number | null)[]>;
   /** Variable keys: the first argument is the number of keys. */
   count(...args: Arg[]): Promise<number>;
@@ -38,6 +39,7 @@ const SCRIPTS: Record<keyof InboxCommands, [string, number | undefined]> = {
   scheduleRetry: [SCHEDULE_RETRY, 2],
   deadLetter: [DEAD_LETTER, 3],
   act: [ACT, 3],
+  read: [READ, 2],
   listBatch: [LIST_BATCH, 1],
   count: [COUNT, undefined],
   takeStale: [TAKE_STALE, 1],

@@ -6,6 +6,7 @@ import type { StateLetter } from './lua/row.js';
  * "Cluster"). Under that base:
  *
  * - `r:<member>`  hash, one record per (source, id): the claim and the event record (lua/row.ts)
+ * - `e:<member>`  the encoded envelope, while the claim is pending and from a dead letter on
  * - `c:<member>`  the receiver's claim lease: the token, expiring with `SET … NX PX`
  * - `w:<member>`  the worker's processing lease: the token, expiring with `SET … NX PX`
  * - `pending`     sorted set of received records (pending claims) by claim time: the relay's
@@ -29,6 +30,7 @@ export interface InboxKeys {
   /** (source, id) of an index member. */
   parseMember(member: string): { readonly source: string; readonly id: string };
   row(member: string): string;
+  envelope(member: string): string;
   claimLease(member: string): string;
   workLease(member: string): string;
   /** The index of records in state `letter`, scored by updatedAt. */
@@ -54,6 +56,7 @@ export function inboxKeys(prefix: string): InboxKeys {
       };
     },
     row: (member) => `${base}r:${member}`,
+    envelope: (member) => `${base}e:${member}`,
     claimLease: (member) => `${base}c:${member}`,
     workLease: (member) => `${base}w:${member}`,
     stateIndex: (letter) => (letter === 'p' ? `${base}pending` : `${base}s:${letter}`),

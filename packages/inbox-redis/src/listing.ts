@@ -10,13 +10,11 @@ import {
 } from '@onceflow/core/kit';
 import type { Call } from './call.js';
 import type { InboxCommands } from './commands.js';
-import type { RedisClient } from './config.js';
 import type { InboxKeys } from './keys.js';
 import { KEPT_STATES, RECORD_FIELDS, STATE_LETTERS, type StateLetter } from './lua/row.js';
 import { letterOf, type RowFields, toRecord } from './record-row.js';
 
 type Deps = {
-  readonly redis: RedisClient;
   readonly call: Call;
   readonly scripts: InboxCommands;
   readonly keys: InboxKeys;
@@ -64,7 +62,6 @@ function passes(filter: RecordFilter, entry: Entry): boolean {
  * scores, so the keyset cursor (updatedAt, source, id) never skips or repeats a record.
  */
 export function createListing({
-  redis,
   call,
   scripts,
   keys,
@@ -153,10 +150,15 @@ export function createListing({
 
   return {
     async get(source, id) {
-      const fields = await call('get', () => redis.hgetall(keys.row(keys.member(source, id))));
-      if (fields.s === undefined && fields.ra === undefined) return undefined;
+      const member = keys.member(source, id);
+      const [envelope, ...pairs] = await call('get', () =>
+        scripts.read(keys.row(member), keys.envelope(member)),
+      );
+      if (pairs.length === 0) return undefined;
+      const fields: Record<string, string | null> = {};
+      for (let i = 0; i + 1 < pairs.length; i += 2) fields[String(pairs[i])] = pairs[i + 1] ?? null;
       const record = toRecord(source, id, fields);
-      return fields.env ? { ...record, envelope: decodeEnvelope(fields.env) } : record;
+      return envelope ? { ...record, envelope: decodeEnvelope(envelope) } : record;
     },
 
     async list(query): Promise<RecordPage> {

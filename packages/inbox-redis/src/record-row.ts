@@ -1,6 +1,5 @@
-import type { EventRecord, EventState, HistoryEntry } from '@onceflow/core';
+import type { ErrorCode, EventRecord, EventState, HistoryEntry } from '@onceflow/core';
 import { HISTORY_LIMIT, UsageError } from '@onceflow/core';
-import { parseErrorInfo } from '@onceflow/core/kit';
 import { STATE_LETTERS, type StateLetter } from './lua/row.js';
 
 /** A row's fields as Redis returned them (`HGETALL`, or `RECORD_FIELDS` zipped with `HMGET`). */
@@ -68,7 +67,9 @@ export function toRecord(source: string, id: string, fields: RowFields): EventRe
     state: stateOf(fields.s),
     attempts: Number(fields.n ?? 0),
     nextAttemptAt: nextAttemptAt === undefined ? undefined : iso(nextAttemptAt),
-    lastError: parseErrorInfo(text(fields.le)),
+    lastError: fields.ec
+      ? { code: fields.ec as ErrorCode, name: fields.en ?? '', message: fields.em ?? '' }
+      : undefined,
     reason: text(fields.rs),
     consumer: text(fields.cn),
     traceId: text(fields.ti),

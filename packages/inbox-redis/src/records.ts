@@ -15,9 +15,9 @@ type Deps = {
 
 type BeginResult = Awaited<ReturnType<RecordStore['begin']>>;
 
-/** The error a record keeps, as the JSON of its three fields. */
-const errorJson = (error: ErrorInfo | undefined) =>
-  error ? JSON.stringify({ code: error.code, name: error.name, message: error.message }) : '';
+/** The error a record keeps, as three script arguments (all `''` for none). */
+const errorArgs = (error: ErrorInfo | undefined) =>
+  error ? ([error.code, error.name, error.message] as const) : (['', '', ''] as const);
 
 /** The envelope's receivedAt in epoch ms, or `''` (the script uses its clock) when it does not parse. */
 export function receivedAtArg(envelope: Envelope): number | '' {
@@ -110,8 +110,7 @@ export function createRecordWrites({
           retentionMs,
           base,
           at,
-          errorJson(error),
-          error?.code ?? '',
+          ...errorArgs(error),
         ),
       );
     },
@@ -130,8 +129,7 @@ export function createRecordWrites({
           base,
           encodeEnvelope(envelope),
           reason,
-          errorJson(error),
-          error?.code ?? '',
+          ...errorArgs(error),
           Math.floor(nonNegative('attempts', attempts)),
           actor ?? '',
           note ?? '',

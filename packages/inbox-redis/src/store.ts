@@ -45,7 +45,7 @@ export function createRedisInbox(config: RedisInboxConfig): RedisInbox {
     keyBase: keys.base,
     ...createInboxMethods({ call, scripts, keys, config: resolved }),
     ...createRecordWrites({ call, scripts, keys, retentionMs }),
-    ...createListing({ redis, call, scripts, keys, retentionMs }),
+    ...createListing({ call, scripts, keys, retentionMs }),
     async release(source, id, token) {
       const member = keys.member(source, id);
       await call('release', () =>

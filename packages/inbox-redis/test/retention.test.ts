@@ -5,9 +5,12 @@ import { connect, deleteKeys, randomPrefix } from './helpers.js';
 
 const redis = connect();
 const store = createRedisInbox({ redis, prefix: randomPrefix(), retentionMs: 300 });
+/** Its own key space, so the stats above count only their own rows. */
+const records = createRedisInbox({ redis, prefix: randomPrefix(), retentionMs: 300 });
 
 afterAll(async () => {
   await deleteKeys(redis, store.keyBase);
+  await deleteKeys(redis, records.keyBase);
   await redis.quit();
 });
 
@@ -50,5 +53,52 @@ describe('redis inbox retention (key TTL)', () => {
       stale.map((c) => c.envelope.id),
       'a pending claim outlives the retention',
     ).toEqual([pending.id]);
+  });
+
+  it('a dead letter never expires; discarding it gives it the TTL back, and records that expired leave list, count and the indexes', async () => {
+    const lease = { leaseMs: 60_000, attempt: 1 };
+    const [dead, done] = [testEnvelope({ source: 'dl' }), testEnvelope({ source: 'dl' })];
+    await records.deadLetter(dead, undefined, { reason: 'attempts exhausted', attempts: 3 });
+    const begun = await records.begin(done, lease);
+    if (begun.status !== 'acquired') throw new Error(begun.status);
+    await records.complete(done.source, done.id, begun.token);
+    const row = (env: typeof dead) =>
+      `${records.keyBase}r:${env.source.length}:${env.source}:${env.id}`;
+    expect(await redis.pttl(row(dead)), 'no TTL while dead-lettered').toBe(-1);
+
+    await waitUntil(
+      async () => (await records.get(done.source, done.id)) === undefined || undefined,
+      {
+        timeoutMs: 5000,
+        message: 'the completed record to expire',
+      },
+    );
+    expect((await records.get(dead.source, dead.id))?.state, 'outlives the retention').toBe(
+      'dead-lettered',
+    );
+    expect(await records.count({ state: 'completed' }), 'indexed count').toBe(0);
+    expect(await records.count({ source: 'dl' }), 'scanned count').toBe(1);
+    expect((await records.list({ limit: 10 })).records.map((r) => r.id)).toEqual([dead.id]);
+
+    expect(await records.act(dead.source, dead.id, { kind: 'discarded', actor: 'test' })).toBe(
+      true,
+    );
+    expect(await redis.pttl(row(dead)), 'the TTL is back').toBeGreaterThan(0);
+    await waitUntil(
+      async () => (await records.get(dead.source, dead.id)) === undefined || undefined,
+      {
+        timeoutMs: 5000,
+        message: 'the discarded record to expire',
+      },
+    );
+    expect(await records.count({}), 'nothing left').toBe(0);
+    expect((await records.list({ limit: 10 })).records).toEqual([]);
+    await records.purge({ olderThan: new Date(0) }); // prunes the state indexes, deletes nothing
+    expect(await records.stats(), 'stats prune open and done').toMatchObject({ processed: 0 });
+    const indexes = ['s:d', 's:z', 's:x', 'done'].map((k) => `${records.keyBase}${k}`);
+    expect(
+      await Promise.all(indexes.map((k) => redis.zcard(k))),
+      'purge, stats and list dropped the entries the expired rows left',
+    ).toEqual([0, 0, 0, 0]);
   });
 });

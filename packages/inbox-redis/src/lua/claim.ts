@@ -23,7 +23,8 @@ if hash then
 end
 if state then return {'duplicate'} end
 local now = nowMs()
-local fields = {'h', ARGV[2], 'env', ARGV[5], 't', ARGV[3], 'ra', ARGV[6]}
+local fields = {'h', ARGV[2], 't', ARGV[3], 'ra', ARGV[6]}
+redis.call('SET', envKey(ARGV[7], ARGV[1]), ARGV[5])
 put(fields, 'ty', ARGV[9])
 put(fields, 'k', ARGV[10])
 put(fields, 'ti', ARGV[11])
@@ -44,9 +45,9 @@ export const MARK_ENQUEUED = `${PRELUDE}
 local row = redis.call('HMGET', KEYS[1], 't', 's', 'yn')
 local state = row[2]
 if row[1] ~= ARGV[2] then return 0 end
-redis.call('HDEL', KEYS[1], 't', 'ca')
+redis.call('HDEL', KEYS[1], 't', 'ca', 'env')
 redis.call('DEL', KEYS[2])
-if state ~= 'x' and state ~= 'z' then redis.call('HDEL', KEYS[1], 'env') end
+if state ~= 'x' and state ~= 'z' then redis.call('DEL', envKey(ARGV[4], ARGV[1])) end
 if state == 'p' then
   local now = nowMs()
   enter(ARGV[4], KEYS[1], ARGV[1], 'p', row[3], 'e', now, ARGV[3], historyEntry(now, 'e', 0, '', 'receiver', ''), {})
@@ -69,13 +70,13 @@ local state, claimToken, workToken = row[1], row[2], row[3]
 if claimToken == ARGV[2] then
   redis.call('DEL', KEYS[2])
   if state == 'p' then
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', KEYS[1], envKey(ARGV[4], ARGV[1]))
     redis.call('ZREM', KEYS[4], ARGV[1])
     redis.call('ZREM', KEYS[5], ARGV[1])
     return 1
   end
   redis.call('HDEL', KEYS[1], 't', 'ca')
-  if state ~= 'x' and state ~= 'z' then redis.call('HDEL', KEYS[1], 'env') end
+  if state ~= 'x' and state ~= 'z' then redis.call('DEL', envKey(ARGV[4], ARGV[1])) end
   return 1
 end
 if workToken == ARGV[2] and state == 'w' then

@@ -62,6 +62,17 @@ return out
 `;
 
 /**
+ * RecordStore.get. KEYS: row, envelope. Returns `{envelope or nil, field, value, …}` (no fields:
+ * no record). One script, so the envelope and the row are read at one instant.
+ */
+export const READ = `
+local out = {redis.call('GET', KEYS[2])}
+local row = redis.call('HGETALL', KEYS[1])
+for i = 1, #row do out[i + 1] = row[i] end
+return out
+`;
+
+/**
  * `count` with no filter beyond state and age. KEYS: the state indexes to count. ARGV: low score
  * (inclusive, `-inf` or ms), high score (exclusive, ms, or `+inf`), then per key its retention ms
  * (`0` for states without a TTL). Returns the number of entries in range: every state change

@@ -19,8 +19,10 @@ while n < limit and scanned < cap do
   for _, member in ipairs(page) do
     scanned = scanned + 1
     local rowKey = base .. 'r:' .. member
-    local row = redis.call('HMGET', rowKey, 's', 'env')
-    if row[1] ~= 'p' then
+    -- rows written by version 0.1 keep the envelope in the row
+    local env = redis.call('HGET', rowKey, 's') == 'p'
+      and (redis.call('GET', envKey(base, member)) or redis.call('HGET', rowKey, 'env'))
+    if not env then
       redis.call('ZREM', KEYS[1], member)
     else
       offset = offset + 1
@@ -29,7 +31,7 @@ while n < limit and scanned < cap do
         if redis.call('SET', base .. 'c:' .. member, token, 'NX', 'PX', ARGV[3]) then
           redis.call('HSET', rowKey, 't', token)
           n = n + 1
-          taken[#taken + 1] = row[2]
+          taken[#taken + 1] = env
           taken[#taken + 1] = token
         end
       end
@@ -58,7 +60,7 @@ for _, member in ipairs(page) do
   local s = redis.call('HGET', rowKey, 's')
   local finished = (which == 'open' and s == 'e') or (which == 'done' and (s == 'd' or s == 'z'))
   if finished then
-    redis.call('DEL', rowKey, base .. 'c:' .. member)
+    redis.call('DEL', rowKey, base .. 'c:' .. member, base .. 'e:' .. member)
     redis.call('ZREM', KEYS[1], member)
     redis.call('ZREM', base .. 's:' .. s, member)
     deleted = deleted + 1

@@ -54,8 +54,8 @@ export const COMPLETE = `${PRELUDE}
 local row = redis.call('HMGET', KEYS[1], 'wt', 's', 'ra', 'n', 'cn', 'yn')
 if row[1] ~= ARGV[2] or row[2] ~= 'w' then return 0 end
 local now = nowMs()
-redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HDEL', KEYS[1], 'wt', 'env', 't', 'ca', 'na')
+redis.call('DEL', KEYS[2], KEYS[3], envKey(ARGV[4], ARGV[1]))
+redis.call('HDEL', KEYS[1], 'wt', 't', 'ca', 'na')
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[5], row[3] or now, ARGV[1])
 enter(ARGV[4], KEYS[1], ARGV[1], 'w', row[6], 'd', now, ARGV[3], historyEntry(now, 'd', row[4], '', row[5], ''), {})
@@ -64,7 +64,8 @@ return 1
 
 /**
  * RecordStore.scheduleRetry. KEYS: row, work lease. ARGV: member, token, retention ms, key base,
- * nextAttemptAt ms, lastError JSON (`''`: keep the one recorded), error code. Frees the lease.
+ * nextAttemptAt ms, lastError code, name, message (code `''`: keep the one recorded). Frees the
+ * lease.
  */
 export const SCHEDULE_RETRY = `${PRELUDE}
 local row = redis.call('HMGET', KEYS[1], 'wt', 's', 'n', 'cn', 'yn')
@@ -73,15 +74,20 @@ local now = nowMs()
 redis.call('DEL', KEYS[2])
 redis.call('HDEL', KEYS[1], 'wt')
 local fields = {'na', ARGV[5]}
-put(fields, 'le', ARGV[6])
-enter(ARGV[4], KEYS[1], ARGV[1], 'w', row[5], 'r', now, ARGV[3], historyEntry(now, 'r', row[3], ARGV[7], row[4], ''), fields)
+if ARGV[6] ~= '' then
+  fields[#fields + 1] = 'ec'; fields[#fields + 1] = ARGV[6]
+  fields[#fields + 1] = 'en'; fields[#fields + 1] = ARGV[7]
+  fields[#fields + 1] = 'em'; fields[#fields + 1] = ARGV[8]
+end
+enter(ARGV[4], KEYS[1], ARGV[1], 'w', row[5], 'r', now, ARGV[3], historyEntry(now, 'r', row[3], ARGV[6], row[4], ''), fields)
 return 1
 `;
 
 /**
  * RecordStore.deadLetter. KEYS: row, work lease, open. ARGV: member, token (`''`: none), retention
- * ms, key base, encoded envelope, reason, lastError JSON (`''`: keep), error code, attempts,
- * actor, note, type, key, trace id, receivedAt ms. Returns 1 when it recorded the dead letter.
+ * ms, key base, encoded envelope, reason, lastError code, name, message (code `''`: keep),
+ * attempts, actor, note, type, key, trace id, receivedAt ms. Returns 1 when it recorded the dead
+ * letter.
  *
  * Never over a completed, discarded or already dead-lettered record, nor over a processing one
  * whose live lease another token holds. The row keeps no TTL while dead-lettered.
@@ -95,18 +101,23 @@ local now = nowMs()
 redis.call('DEL', KEYS[2])
 redis.call('HDEL', KEYS[1], 'wt', 'na')
 redis.call('ZREM', KEYS[3], ARGV[1])
-local attempts = math.max(tonumber(row[3]) or 0, tonumber(ARGV[9]) or 0)
-local fields = {'env', ARGV[5], 'rs', ARGV[6], 'n', attempts}
-put(fields, 'le', ARGV[7])
-if not state then
-  put(fields, 'ra', ARGV[15] ~= '' and ARGV[15] or now)
-  put(fields, 'ty', ARGV[12])
-  put(fields, 'k', ARGV[13])
-  put(fields, 'ti', ARGV[14])
+local attempts = math.max(tonumber(row[3]) or 0, tonumber(ARGV[10]) or 0)
+redis.call('SET', envKey(ARGV[4], ARGV[1]), ARGV[5])
+local fields = {'rs', ARGV[6], 'n', attempts}
+if ARGV[7] ~= '' then
+  fields[#fields + 1] = 'ec'; fields[#fields + 1] = ARGV[7]
+  fields[#fields + 1] = 'en'; fields[#fields + 1] = ARGV[8]
+  fields[#fields + 1] = 'em'; fields[#fields + 1] = ARGV[9]
 end
-local actor = ARGV[10]
+if not state then
+  put(fields, 'ra', ARGV[16] ~= '' and ARGV[16] or now)
+  put(fields, 'ty', ARGV[13])
+  put(fields, 'k', ARGV[14])
+  put(fields, 'ti', ARGV[15])
+end
+local actor = ARGV[11]
 if actor == '' then actor = row[4] or '' end
-enter(ARGV[4], KEYS[1], ARGV[1], state, row[5], 'x', now, ARGV[3], historyEntry(now, 'x', ARGV[9], ARGV[8], actor, ARGV[11]), fields)
+enter(ARGV[4], KEYS[1], ARGV[1], state, row[5], 'x', now, ARGV[3], historyEntry(now, 'x', ARGV[10], ARGV[7], actor, ARGV[12]), fields)
 return 1
 `;
 

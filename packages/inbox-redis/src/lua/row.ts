@@ -7,19 +7,22 @@ import { HISTORY_LIMIT } from '@onceflow/core';
  *         receiver
  * - `s`   state, one letter (`STATE_LETTERS`): `p` received, `e` enqueued, `w` processing,
  *         `r` retry-scheduled, `d` completed, `x` dead-lettered, `z` discarded
- * - `env` the encoded envelope (wire format v1): while the claim is pending (the relay publishes
- *         it) and from a dead letter on (a redrive republishes it)
  * - `t`   the claim token, while pending; it owns the claim until another takes it over, even
  *         after its lease key `c:<member>` expired
  * - `wt`  the processing token, likewise owning the `w:<member>` lease until taken over
  * - `ra`  `receivedAt` (ms): what `purge` compares; `u` updatedAt (ms), the last state change
  * - `ty`, `k`, `ti`: the envelope's type, key and trace id
- * - `n` attempts, `na` nextAttemptAt (ms), `le` lastError (JSON), `rs` reason, `cn` consumer
+ * - `n` attempts, `na` nextAttemptAt (ms), `rs` reason, `cn` consumer
+ * - `ec`, `en`, `em`: lastError's code, name and message
  * - `yn`  history entries written so far; entry i is in `y<i mod HISTORY_LIMIT>`, as the JSON
  *         array `[at ms, state letter, attempt, code, actor, note]` without trailing blanks
  *
- * History lives in one field per entry, not one JSON array, so a typical record keeps every value
- * within `hash-max-listpack-value` (64 bytes) and Redis stores the hash compactly (see README).
+ * The encoded envelope (wire format v1) is not a field but its own string key `e:<member>`,
+ * present while the claim is pending (the relay publishes it) and from a dead letter on (a redrive
+ * republishes it); it shares the row's TTL. History lives in one field per entry, not one JSON
+ * array, and lastError in three. So a typical record keeps every value within
+ * `hash-max-listpack-value` (64 bytes) and Redis stores the hash compactly (see README): one value
+ * past it converts the hash for good.
  *
  * Times come from the Redis server's clock (`TIME`), never from the callers' clocks. Scripts run
  * atomically; Redis 7 replicates their effects, so reading `TIME` before writing is allowed.
@@ -46,7 +49,9 @@ export const RECORD_FIELDS = [
   'k',
   'n',
   'na',
-  'le',
+  'ec',
+  'en',
+  'em',
   'rs',
   'cn',
   'ti',
@@ -57,11 +62,12 @@ export const RECORD_FIELDS = [
 ] as const;
 
 /**
- * `nowMs()`, and `enter(...)`: the one way a script changes a row's state. It writes the state,
+ * `nowMs()`, `put(fields, name, value)` (skips blanks), `historyEntry(...)`, `envKey(base,
+ * member)`, and `enter(...)`: the one way a script changes a row's state. It writes the state,
  * `u`, the next history slot and the caller's `fields` in one `HSET`, moves the member from the
  * old state's index to the new one's (`pending` for received, `s:<letter>` otherwise, scored by
  * `u`), and sets the TTL the state calls for: none while received or dead-lettered, `retention`
- * otherwise. So a row in a TTL state expires exactly `retention` after its `u`, which is what
+ * otherwise (the envelope key alike). So a row in a TTL state expires exactly `retention` after its `u`, which is what
  * `count` and the index pruning rely on.
  */
 export const PRELUDE = `
@@ -70,6 +76,7 @@ local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+local function envKey(base, member) return base .. 'e:' .. member end
 local function indexKey(base, state)
   if state == 'p' then return base .. 'pending' end
   return base .. 's:' .. state
@@ -100,8 +107,10 @@ local function enter(base, rowKey, member, from, written, to, now, retention, en
   redis.call('ZADD', indexKey(base, to), now, member)
   if to == 'p' or to == 'x' then
     redis.call('PERSIST', rowKey)
+    redis.call('PERSIST', envKey(base, member))
   else
     redis.call('PEXPIRE', rowKey, retention)
+    redis.call('PEXPIRE', envKey(base, member), retention)
   end
 end
 `;
