@@ -5,7 +5,7 @@
  * - publish: `transport.publish` vs an idempotent kafkajs producer's `send` with `acks: -1`, the
  *   same encoded bodies, key and headers, both in batches of 50 from 4 concurrent lanes (the raw
  *   lanes take turns: kafkajs's idempotent producer breaks on concurrent sends);
- * - consume: `createWorker` with the processed-guard (memory store) and a no-op handler vs two raw
+ * - consume: `createWorker` with the record guard (memory store) and a no-op handler vs two raw
  *   kafkajs consumers that decode each envelope: one with `eachMessage` and offsets auto-committed
  *   every few seconds (less work than ours: a crash may lose no record but redelivers up to 5 s of
  *   them), one with `eachBatch` committing after each batch is handled (`resolveOffset` per record,
@@ -23,7 +23,7 @@ import {
   publishAll,
 } from '@onceflow/conformance/bench';
 import type { Envelope } from '@onceflow/core';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import { Kafka, logLevel } from 'kafkajs';
 import { createKafkaTransport, defaultBrokers, removeKafkaTopology } from '../src/index.js';
@@ -116,7 +116,7 @@ const consumeOurs = async () => {
     return await consumeWithWorker({
       label: 'consume ours',
       transport,
-      processed: createMemoryInbox(),
+      records: createMemoryStore(),
       count: COUNT,
       concurrency: CONCURRENCY,
     });

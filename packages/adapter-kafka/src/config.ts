@@ -30,7 +30,7 @@ const schema = z
     groupId: z.string().min(1).optional(),
     /** Client id sent to the broker. Default `onceflow`. */
     clientId: z.string().min(1).default('onceflow'),
-    /** Partitions of the work and retry topics when `start()` creates them. Default 3. */
+    /** Partitions of the work, retry and dead-letter topics when they are created. Default 3. */
     partitions: positive.default(3),
     /** Replication factor of the topics `start()` creates. Default 1 (a single broker). */
     replicationFactor: positive.default(1),
@@ -54,8 +54,21 @@ const schema = z
      * of one offset commit. Default 10 000.
      */
     sessionTimeoutMs: positive.default(10_000),
-    /** How long a rebalance waits for a member to rejoin; also the declared `lock.maxMs`. Default 60 000. */
+    /** How long a rebalance waits for a member busy in a handler to rejoin. Default 60 000. */
     rebalanceTimeoutMs: positive.default(60_000),
+    /**
+     * The declared `lock.ms`: the worker's processing lease on the event record (renewed by its
+     * heartbeat while a handler runs). Kafka's lock is the member's hold on the partition, which
+     * lasts while the member heartbeats, so there is nothing to renew on the broker. Default 30 000.
+     */
+    lockMs: positive.default(30_000),
+    /**
+     * Deliveries after which a retry goes to `<topic>.dlq` instead of a retry topic (read back by
+     * `consumeDeadLetters`). Counted by the attempt header, which only retries raise: a record
+     * redelivered after its member died keeps its attempt. Keep it above the worker's
+     * `retry.maxAttempts`. Default 20.
+     */
+    deliveryLimit: positive.default(20),
     /** Heartbeat interval, below `sessionTimeoutMs`. Default 1 000. */
     heartbeatIntervalMs: positive.default(1_000),
     /** Longest a fetch waits on an idle topic (bounds `close()` latency). Default 500. */

@@ -1,17 +1,20 @@
-import { type Delivery, type Subscription, errorInfo } from '@onceflow/core';
-import { createInFlight, deadLetterHeaders, runDelivery } from '@onceflow/core/kit';
+import type { Delivery, Subscription } from '@onceflow/core';
+import { createInFlight, runDelivery } from '@onceflow/core/kit';
 import { setMaxListeners } from 'node:events';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { batchCommit } from './commit.js';
-import { HEADER_ROOM_BYTES, type KafkaConfig, topicNames } from './config.js';
-import { type RecordContext, deadLetterId, recordDelivery } from './delivery.js';
-import { readEnvelope, readMeta } from './marshal.js';
+import { HEADER_ROOM_BYTES, type KafkaConfig } from './config.js';
+import { type RecordContext, recordDelivery } from './delivery.js';
+import { readMeta } from './marshal.js';
 import { trackOffsets } from './offsets.js';
 import type { Publisher } from './publisher.js';
+import type { ConsumerRoute } from './routes.js';
 
 export interface ConsumerDeps {
   readonly kafka: Kafka;
   readonly config: KafkaConfig;
+  /** The topics and group this member reads, and where its retries go. */
+  readonly route: ConsumerRoute;
   readonly publisher: Publisher;
   readonly handler: (delivery: Delivery) => Promise<void>;
   readonly concurrency: number;
@@ -21,10 +24,11 @@ export interface ConsumerDeps {
 const FENCED = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID']);
 
 /**
- * One group member on the work topic and its retry topics. Records of a partition are handed out
- * in offset order, records of one key one at a time, up to `concurrency` handlers across all
- * partitions; the group offset moves only past settled records. A retry-tier partition whose next
- * record is not yet due is paused until it is (heartbeats go on). While a batch is handled, this
+ * One group member on its route's topics (the work topic and its retry topics, or the dead-letter
+ * topic). Records of a partition are handed out in offset order, records of one key one at a
+ * time, up to `concurrency` handlers across all partitions; the group offset moves only past
+ * settled records. A retry-tier or dead-letter partition whose next record is not yet due is
+ * paused until it is (heartbeats go on). While a batch is handled, this
  * member heartbeats; if the group fences it (session lost, rebalance timeout), the batch's
  * deliveries are aborted and their records are redelivered to the new owner.
  *
@@ -32,15 +36,14 @@ const FENCED = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTA
  * group (its partitions move to the other members at once). Idempotent.
  */
 export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
-  const { kafka, config, publisher } = deps;
+  const { kafka, config, publisher, route } = deps;
   const { logger } = config;
-  const names = topicNames(config.topic, config.retryTiersMs.length);
   const inFlight = createInFlight(deps.concurrency);
   const timers = new Set<NodeJS.Timeout>();
   let closing = false;
 
   const consumer: Consumer = kafka.consumer({
-    groupId: config.groupId,
+    groupId: route.groupId,
     sessionTimeout: config.sessionTimeoutMs,
     rebalanceTimeout: config.rebalanceTimeoutMs,
     heartbeatInterval: config.heartbeatIntervalMs,
@@ -61,17 +64,6 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       'kafka consumer crashed',
     ),
   );
-
-  const deadLetterRaw = async (message: KafkaMessage, err: unknown) => {
-    logger.error({ err, topic: config.topic, offset: message.offset }, 'undecodable record');
-    const headers = deadLetterHeaders({
-      reason: 'wire format: not a v1 envelope',
-      attempts: readMeta(message).attempt,
-      lastError: errorInfo(err),
-      deadLetteredAt: new Date().toISOString(),
-    });
-    await publisher.send(names.dlq, [{ key: deadLetterId(), value: message.value, headers }]);
-  };
 
   const eachBatch = async (payload: EachBatchPayload): Promise<void> => {
     const { batch, heartbeat, pause, isRunning, isStale } = payload;
@@ -95,22 +87,15 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         },
       );
     }, config.heartbeatIntervalMs);
-    const ctx: RecordContext = {
-      config,
-      names,
-      publisher,
-      offsets,
-      signal: lost.signal,
-      heartbeat,
-    };
+    const ctx: RecordContext = { route, publisher, offsets, signal: lost.signal };
     const lanes = new Map<string, Promise<unknown>>();
     const tasks: Promise<unknown>[] = [];
     let last: string | undefined;
-    const tier = topic !== names.main;
+    const delayed = route.delayed(topic);
     try {
       for (const message of batch.messages) {
         if (closing || !isRunning() || isStale() || lost.signal.aborted) break;
-        if (tier) {
+        if (delayed) {
           const wait = readMeta(message).notBefore - Date.now();
           if (wait > 0) {
             const resume = pause();
@@ -126,6 +111,12 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         if (closing || lost.signal.aborted) break;
         const offset = Number(message.offset);
         offsets.track(offset);
+        if (message.value === null && topic === route.dlq) {
+          // a tombstone an earlier version's purge left on the dead-letter topic: nothing to deliver
+          tasks.push(offsets.finish(offset).catch(() => undefined));
+          last = message.offset;
+          continue;
+        }
         const key = message.key?.toString('base64');
         const before = key === undefined ? undefined : lanes.get(key);
         const task = inFlight.run(async () => {
@@ -150,18 +141,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   };
 
   const handle = async (ctx: RecordContext, message: KafkaMessage, offset: number) => {
-    let init: ReturnType<typeof recordDelivery>;
-    try {
-      init = recordDelivery(ctx, message, readEnvelope(message), readMeta(message));
-    } catch (err) {
-      try {
-        await deadLetterRaw(message, err);
-        await ctx.offsets.finish(offset);
-      } catch {
-        ctx.offsets.abandon(offset);
-      }
-      return;
-    }
+    const init = recordDelivery(ctx, message);
     const outcome = await runDelivery(deps.handler, init, {
       onError: (err) =>
         logger.warn({ err, topic: config.topic, id: init.envelope.id }, 'settlement not recorded'),
@@ -170,13 +150,13 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   };
 
   await consumer.connect();
-  await consumer.subscribe({ topics: [names.main, ...names.retries], fromBeginning: true });
+  await consumer.subscribe({ topics: [...route.topics], fromBeginning: true });
   // Not awaited: joining may wait for a rebalance that other members hold up.
   void consumer
     .run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: Math.min(64, config.partitions * (1 + names.retries.length)),
+      partitionsConsumedConcurrently: Math.min(64, config.partitions * route.topics.length),
       eachBatch,
     })
     .catch((err: unknown) => logger.error({ err, topic: config.topic }, 'kafka consumer failed'));

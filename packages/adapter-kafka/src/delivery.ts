@@ -1,54 +1,32 @@
-import {
-  type DeliveryInit,
-  ONCEFLOW_HEADERS,
-  checkExtendLock,
-  checkRetryDelay,
-  deadLetterHeaders,
-  dedupeKeyOf,
-} from '@onceflow/core/kit';
-import { type Envelope, LockLostError } from '@onceflow/core';
+import { type DeliveryInit, decodeDelivery, dedupeKeyOf } from '@onceflow/core/kit';
+import { LockLostError } from '@onceflow/core';
 import type { KafkaMessage } from 'kafkajs';
-import type { KafkaConfig } from './config.js';
-import { type RecordMeta, toRecord } from './marshal.js';
+import { readMeta, toRecord } from './marshal.js';
 import type { PartitionOffsets } from './offsets.js';
 import type { Publisher } from './publisher.js';
+import type { ConsumerRoute } from './routes.js';
 
 export interface RecordContext {
-  readonly config: KafkaConfig;
-  readonly names: { readonly retries: readonly string[]; readonly dlq: string };
+  readonly route: ConsumerRoute;
   readonly publisher: Publisher;
   readonly offsets: PartitionOffsets;
   /** Aborted when this member is known to have lost the partition. */
   readonly signal: AbortSignal;
-  readonly heartbeat: () => Promise<void>;
 }
-
-/** The retry topic for a delay: the smallest tier not shorter than `delayMs`. */
-export function retryTopic(ctx: RecordContext, delayMs: number): string {
-  const tiers = ctx.config.retryTiersMs;
-  checkRetryDelay(delayMs, tiers.at(-1) ?? 0);
-  // A tier not shorter than the delay exists: the longest tier is the declared maximum.
-  return ctx.names.retries[tiers.findIndex((t) => delayMs <= t)] as string;
-}
-
-/** A dead-letter record id for a record with no dedupe key to go by (one that cannot be decoded). */
-export const deadLetterId = (): string =>
-  `${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
 
 /**
  * The broker side of one record, for the kit's `runDelivery`. `ack` commits the offset (once every
- * earlier record of the partition is settled too); `retry` publishes a copy with `attempt + 1` to a
- * retry topic, `deadLetter` one with the reasons to the dead-letter topic, and both then commit.
- * Once the partition is lost, settlements reject with `LockLostError` and publish nothing.
+ * earlier record of the partition is settled too); `retry` publishes the copy its route names (a
+ * retry topic, or the dead-letter topic past `deliveryLimit`), the record's bytes unchanged, then
+ * commits. Once the partition is lost, settlements reject with `LockLostError` and publish
+ * nothing. A value that is not wire format v1 is handed out as an `onceflow.undecodable` envelope.
+ * No `renewLock`: the member holds the partition while it heartbeats.
  */
-export function recordDelivery(
-  ctx: RecordContext,
-  message: KafkaMessage,
-  envelope: Envelope,
-  meta: RecordMeta,
-): DeliveryInit {
+export function recordDelivery(ctx: RecordContext, message: KafkaMessage): DeliveryInit {
   const offset = Number(message.offset);
-  const body = message.value?.toString('utf8') ?? '';
+  const body = message.value ?? Buffer.alloc(0);
+  const envelope = decodeDelivery(body);
+  const meta = readMeta(message);
   const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: meta.dedupeKey });
   const settle = async (publish?: () => Promise<void>) => {
     if (ctx.signal.aborted) throw new LockLostError('kafka: this member lost the partition');
@@ -59,35 +37,12 @@ export function recordDelivery(
     envelope,
     attempt: meta.attempt,
     signal: ctx.signal,
-    async extendLock(ms) {
-      checkExtendLock(ms, ctx.config.rebalanceTimeoutMs);
-      if (ctx.signal.aborted) throw new LockLostError('kafka: this member lost the partition');
-      await ctx.heartbeat().catch(() => undefined);
-    },
     ack: () => settle(),
-    retry: ({ delayMs, error }) => {
-      const topic = retryTopic(ctx, delayMs);
-      const extra: Record<string, string> = {
-        [ONCEFLOW_HEADERS.notBefore]: String(Date.now() + delayMs),
-      };
-      if (error) extra[ONCEFLOW_HEADERS.lastError] = JSON.stringify(error);
-      const record = toRecord(envelope, body, { dedupeKey, attempt: meta.attempt + 1, extra });
-      return settle(() => ctx.publisher.send(topic, [record]));
-    },
-    deadLetter: ({ reason, error }) => {
-      const extra = deadLetterHeaders({
-        reason,
-        attempts: meta.attempt,
-        lastError: error,
-        deadLetteredAt: new Date().toISOString(),
-      });
-      // Keyed by the dedupe key: a record dead-lettered again (its member died before the commit)
-      // replaces its first dead letter instead of adding a second one.
-      const record = {
-        ...toRecord(envelope, body, { dedupeKey, attempt: 1, extra }),
-        key: dedupeKey,
-      };
-      return settle(() => ctx.publisher.send(ctx.names.dlq, [record]));
+    retry: async (options) => {
+      const copy = ctx.route.retry(meta, options, dedupeKey);
+      const { attempt, key, extra } = copy;
+      const record = toRecord(envelope, body, { dedupeKey, attempt, key, extra });
+      return settle(() => ctx.publisher.send(copy.topic, [record]));
     },
   };
 }

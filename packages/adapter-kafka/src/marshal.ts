@@ -1,4 +1,4 @@
-import { ONCEFLOW_HEADERS, WIRE_VERSION, decodeEnvelope, parseErrorInfo } from '@onceflow/core/kit';
+import { ONCEFLOW_HEADERS, WIRE_VERSION, parseErrorInfo } from '@onceflow/core/kit';
 import type { Envelope, ErrorInfo } from '@onceflow/core';
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 
@@ -13,27 +13,22 @@ export function headerText(headers: IHeaders | undefined, name: string): string 
   return typeof one === 'string' ? one : one.toString('utf8');
 }
 
-/** Headers as a plain string map, for `readDeadLetterHeaders`. */
-export function headerMap(headers: IHeaders | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of Object.keys(headers ?? {})) {
-    const v = headerText(headers, name);
-    if (v !== undefined) out[name] = v;
-  }
-  return out;
-}
-
 /**
- * A record of a wire-encoded envelope: key = the envelope's ordering key, event id, dedupe key and
- * attempt in headers, plus `extra` (retry due time, last error, dead-letter fields).
+ * A record of a wire-encoded envelope: key = `fields.key`, else the envelope's ordering key; event
+ * id, dedupe key and attempt in headers, plus `extra` (due time, last error, dead-letter fields).
  */
 export function toRecord(
   envelope: Envelope,
-  body: string,
-  fields: { dedupeKey: string; attempt: number; extra?: Record<string, string> },
+  body: string | Buffer,
+  fields: {
+    dedupeKey: string;
+    attempt: number;
+    key?: string | undefined;
+    extra?: Readonly<Record<string, string>> | undefined;
+  },
 ): Message {
   return {
-    key: envelope.key ?? null,
+    key: fields.key ?? envelope.key ?? null,
     value: body,
     headers: {
       [H.wireVersion]: String(WIRE_VERSION),
@@ -49,22 +44,33 @@ export function toRecord(
 export interface RecordMeta {
   readonly attempt: number;
   readonly dedupeKey: string | undefined;
-  /** Epoch ms before which a retry-tier record must not be handled. */
+  /** Epoch ms before which a retry-tier or dead-letter record must not be handled. */
   readonly notBefore: number;
   readonly lastError: ErrorInfo | undefined;
+  /** The dead-letter headers of a record on `<topic>.dlq`, kept when it is retried there. */
+  readonly deadLetter: Readonly<Record<string, string>>;
 }
+
+const DEAD_LETTER_HEADERS = [
+  H.deadLetterReason,
+  H.deadLetterAttempts,
+  H.deadLetterError,
+  H.deadLetteredAt,
+] as const;
 
 export function readMeta(message: KafkaMessage): RecordMeta {
   const attempt = Number(headerText(message.headers, H.attempt));
   const notBefore = Number(headerText(message.headers, H.notBefore));
+  const deadLetter: Record<string, string> = {};
+  for (const name of DEAD_LETTER_HEADERS) {
+    const v = headerText(message.headers, name);
+    if (v !== undefined) deadLetter[name] = v;
+  }
   return {
     attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1,
     dedupeKey: headerText(message.headers, H.dedupeKey),
     notBefore: Number.isFinite(notBefore) ? notBefore : 0,
     lastError: parseErrorInfo(headerText(message.headers, H.lastError)),
+    deadLetter,
   };
 }
-
-/** Decodes a record's value (wire format v1); throws `WireFormatError` otherwise. */
-export const readEnvelope = (message: KafkaMessage): Envelope =>
-  decodeEnvelope(message.value ?? new Uint8Array(0));

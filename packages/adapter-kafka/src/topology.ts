@@ -10,44 +10,29 @@ import { createClient } from './client.js';
 
 /**
  * Creates the work topic, its retry topics and the dead-letter topic when missing (idempotent;
- * existing topics are left as they are). The dead-letter topic has one partition (one order for
- * `list`) and is compacted and never expires: purging writes a tombstone that the log cleaner later removes.
+ * existing topics are left as they are), all with `partitions` partitions and the broker's
+ * retention: the dead-letter topic is read by `consumeDeadLetters` (the worker records each
+ * message in the event record), not kept as a store.
  */
 export async function ensureTopics(admin: Admin, config: KafkaConfig): Promise<void> {
   const names = topicNames(config.topic, config.retryTiersMs.length);
   const maxBytes = String(config.maxMessageBytes + HEADER_ROOM_BYTES);
-  const work = (topic: string) => ({
-    topic,
+  const topic = (name: string) => ({
+    topic: name,
     numPartitions: config.partitions,
     replicationFactor: config.replicationFactor,
     configEntries: [{ name: 'max.message.bytes', value: maxBytes }],
   });
   await admin.createTopics({
     waitForLeaders: true,
-    topics: [
-      work(names.main),
-      ...names.retries.map(work),
-      {
-        topic: names.dlq,
-        numPartitions: 1,
-        replicationFactor: config.replicationFactor,
-        configEntries: [
-          { name: 'max.message.bytes', value: maxBytes },
-          // compact: tombstones remove purged letters; delete (with no time or size limit):
-          // allows DeleteRecords to drop a purged prefix at once
-          { name: 'cleanup.policy', value: 'compact,delete' },
-          { name: 'retention.ms', value: '-1' },
-          { name: 'retention.bytes', value: '-1' },
-          { name: 'segment.ms', value: String(3_600_000) },
-        ],
-      },
-    ],
+    topics: [names.main, ...names.retries, names.dlq].map(topic),
   });
 }
 
 /**
- * Deletes a work topic's topics and its consumer group (tests, demo runs, decommissioning).
- * Irreversible: every message and dead letter of the topic is gone.
+ * Deletes a work topic's topics and its consumer groups, the dead-letter one included (tests,
+ * demo runs, decommissioning).
+ * Irreversible: every message of the topic, the dead-letter topic's included, is gone.
  *
  * @example
  * await removeKafkaTopology({ topic: 'payments' });

@@ -6,18 +6,25 @@ import {
   encodeWithinLimit,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import type { Transport, TransportCapabilities } from '@onceflow/core';
+import type {
+  BrokerDeadLetters,
+  ConsumeOptions,
+  Delivery,
+  TopologySetup,
+  Transport,
+  TransportCapabilities,
+} from '@onceflow/core';
 import type { Admin } from 'kafkajs';
 import { createClient } from './client.js';
-import { type KafkaTransportOptions, resolveConfig, topicNames } from './config.js';
+import { type KafkaTransportOptions, resolveConfig } from './config.js';
 import { startConsumer } from './consumer.js';
-import { createDeadLetterStore } from './dead-letters.js';
 import { toRecord } from './marshal.js';
 import { createPublisher } from './publisher.js';
+import { type ConsumerRoute, deadLetterRoute, workRoute } from './routes.js';
 import { ensureTopics } from './topology.js';
 
-/** A transport over one Kafka work topic. */
-export interface KafkaTransport extends Transport {
+/** A transport over one Kafka work topic, its retry topics and its dead-letter topic. */
+export interface KafkaTransport extends Transport, TopologySetup, BrokerDeadLetters {
   readonly name: 'kafka';
   readonly topic: string;
   readonly groupId: string;
@@ -30,12 +37,13 @@ const DURABILITY =
  * A Transport on one Kafka topic (kafkajs). Publishing: idempotent producer, `acks=all`, record
  * key = the envelope's ordering key, event id / dedupe key / attempt in headers; concurrent
  * publishes share one request. Consuming: a consumer group (`groupId`); a record's offset is
- * committed only after it is acked, dead-lettered or moved to a retry topic; records held by a
- * member that dies or is fenced are redelivered to another member. Retries go through retry
- * topics `<topic>.retry.<n>` consumed once due; dead letters through `<topic>.dlq`.
+ * committed only after it is acked or its retry copy is stored; records held by a member that
+ * dies or is fenced are redelivered to another member (with the same attempt). Retries go through
+ * retry topics `<topic>.retry.<n>` consumed once due; a retry from the `deliveryLimit`-th delivery
+ * goes to `<topic>.dlq` instead, which `consumeDeadLetters` reads in group `<groupId>.dlq`.
  *
  * No I/O in the factory; `start()` creates missing topics (unless `createTopics: false`) and
- * connects the producer, and so does the first `publish`, `consume` or dead-letter call made
+ * connects the producer, and so does the first `publish`, `consume` or `consumeDeadLetters` made
  * without it. While no broker answers, `publish` rejects with
  * `TransportUnavailableError` after kafkajs's retries, and the producer reconnects on the next
  * request; a consumer that crashes is restarted by kafkajs until it rejoins.
@@ -47,7 +55,6 @@ const DURABILITY =
  */
 export function createKafkaTransport(options: KafkaTransportOptions): KafkaTransport {
   const config = resolveConfig(options);
-  const names = topicNames(config.topic, config.retryTiersMs.length);
   const kafka = createClient(config);
   const publisher = createPublisher(kafka);
   const subscriptions = createSubscriptions();
@@ -76,31 +83,35 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     },
     close: async () => {
       await subscriptions.closeAll();
-      await deadLetters.close();
       await publisher.close();
       const a = admin;
       admin = undefined;
       if (a) await (await a.catch(() => undefined))?.disconnect();
     },
   });
-  const deadLetters = createDeadLetterStore({
-    kafka,
-    config,
-    dlq: names.dlq,
-    publisher,
-    admin: async () => {
-      await lifecycle.start('deadLetters');
-      return getAdmin();
-    },
-  });
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: false,
     orderingPerKey: false,
-    lock: { scope: 'consumer', maxMs: config.rebalanceTimeoutMs },
+    lock: { scope: 'consumer', ms: config.lockMs },
     maxDelayMs: config.retryTiersMs.at(-1) ?? 0,
     maxMessageBytes: config.maxMessageBytes,
+    deliveryLimit: config.deliveryLimit,
     durability: DURABILITY,
+  };
+
+  const subscribe = async (
+    op: string,
+    route: ConsumerRoute,
+    handler: (delivery: Delivery) => Promise<void>,
+    consumeOptions: ConsumeOptions,
+  ) => {
+    const { concurrency } = parseConsumeOptions(consumeOptions);
+    await lifecycle.start(op);
+    const subscription = await brokerCall(`kafka ${op}: start the consumer`, () =>
+      startConsumer({ kafka, config, route, publisher, handler, concurrency }),
+    );
+    return subscriptions.track(() => subscription.close());
   };
 
   return {
@@ -108,7 +119,6 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     topic: config.topic,
     groupId: config.groupId,
     capabilities,
-    deadLetters,
 
     start: () => lifecycle.start(),
 
@@ -123,14 +133,11 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
       await publisher.send(config.topic, records);
     },
 
-    async consume(handler, consumeOptions) {
-      const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
-      await lifecycle.start('consume');
-      const subscription = await brokerCall('kafka start the consumer', () =>
-        startConsumer({ kafka, config, publisher, handler, concurrency }),
-      );
-      return subscriptions.track(() => subscription.close());
-    },
+    consume: (handler, consumeOptions) =>
+      subscribe('consume', workRoute(config), handler, consumeOptions),
+
+    consumeDeadLetters: (handler, consumeOptions) =>
+      subscribe('consumeDeadLetters', deadLetterRoute(config), handler, consumeOptions),
 
     close: () => lifecycle.close(),
   };

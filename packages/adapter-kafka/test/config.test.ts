@@ -1,6 +1,6 @@
 import { ConfigError } from '@onceflow/core';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RETRY_TIERS_MS } from '../src/index.js';
+import { DEFAULT_RETRY_TIERS_MS, createKafkaTransport } from '../src/index.js';
 import { resolveConfig } from '../src/config.js';
 
 describe('kafka transport options', () => {
@@ -15,6 +15,8 @@ describe('kafka transport options', () => {
       retryTiersMs: DEFAULT_RETRY_TIERS_MS,
       sessionTimeoutMs: 10_000,
       heartbeatIntervalMs: 1_000,
+      lockMs: 30_000,
+      deliveryLimit: 20,
     });
   });
 
@@ -33,6 +35,8 @@ describe('kafka transport options', () => {
         retryTiersMs: [10, 5],
         sessionTimeoutMs: 1_000,
         heartbeatIntervalMs: 2_000,
+        lockMs: 0,
+        deliveryLimit: 1.5,
       });
     expect(bad).toThrow(ConfigError);
     const message = (() => {
@@ -42,7 +46,14 @@ describe('kafka transport options', () => {
         return (e as Error).message;
       }
     })();
-    for (const field of ['topic', 'brokers', 'partitions', 'retryTiersMs'])
+    for (const field of [
+      'topic',
+      'brokers',
+      'partitions',
+      'retryTiersMs',
+      'lockMs',
+      'deliveryLimit',
+    ])
       expect(message, field).toContain(field);
   });
 
@@ -51,5 +62,14 @@ describe('kafka transport options', () => {
       resolveConfig({ topic: 't', sessionTimeoutMs: 1_000, heartbeatIntervalMs: 1_000 }),
     ).toThrow(/heartbeatIntervalMs/);
     expect(() => resolveConfig({ topic: 't', partition: 3 } as never)).toThrow(/partition/);
+  });
+});
+
+describe('kafka transport capabilities', () => {
+  it('declare lockMs as a consumer-scoped lock and deliveryLimit, from the config', () => {
+    const { capabilities } = createKafkaTransport({ topic: 't', lockMs: 5_000, deliveryLimit: 9 });
+    expect(capabilities.lock).toEqual({ scope: 'consumer', ms: 5_000 });
+    expect(capabilities.deliveryLimit).toBe(9);
+    expect(capabilities.maxDelayMs).toBe(DEFAULT_RETRY_TIERS_MS.at(-1));
   });
 });

@@ -28,7 +28,7 @@ it('publish without start() creates the topics as configured (not the broker’s
 
   const workerSide = createKafkaTransport(options);
   const spy = createHandlerSpy(async (d) => d.ack());
-  const sub = await workerSide.consume(spy.handler(), { concurrency: 1, lockMs: 5_000 });
+  const sub = await workerSide.consume(spy.handler(), { concurrency: 1 });
   await spy.waitFor(event.id, 'processed');
   await sub.close();
   await Promise.all([receiverSide.close(), workerSide.close()]);

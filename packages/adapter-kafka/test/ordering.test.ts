@@ -25,7 +25,7 @@ it('keeps per-key order on first delivery; a retry moves the record behind later
     if (d.envelope.id === retried?.id && d.attempt === 1) return d.retry({ delayMs: 0 });
     await d.ack();
   });
-  const sub = await transport.consume(spy.handler(), { concurrency: 4, lockMs: 5_000 });
+  const sub = await transport.consume(spy.handler(), { concurrency: 4 });
   await transport.publish([...a, ...b].map((envelope) => ({ envelope })));
   await spy.waitForCount('processed', 8);
   const order = (key: string, kind: 'received' | 'processed') =>

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { handleOnce, testEnvelope, waitUntil } from '@onceflow/conformance';
 import { type Delivery, TransportUnavailableError } from '@onceflow/core';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import { type KafkaServer, startKafkaServer } from '@onceflow/test-servers';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createKafkaTransport } from '../src/index.js';
@@ -20,10 +20,10 @@ it('after a broker crash, publishes fail with TransportUnavailableError until it
   const transport = createKafkaTransport({ ...testOptions(topic), brokers: [...server.brokers] });
   await transport.start();
   const effects = new Map<string, number>();
-  const guard = handleOnce(createMemoryInbox(), async (d: Delivery) => {
+  const guard = handleOnce(createMemoryStore(), async (d: Delivery) => {
     effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
   });
-  const sub = await transport.consume(guard, { concurrency: 8, lockMs: 5_000 });
+  const sub = await transport.consume(guard, { concurrency: 8 });
   const accepted: string[] = [];
   const publish = async (n: number, prefix: string) => {
     const events = Array.from({ length: n }, (_, i) => testEnvelope({ key: `${prefix}-${i % 5}` }));
