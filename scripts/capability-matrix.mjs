@@ -75,9 +75,11 @@ function transportRow(r) {
     `${r.label}${r.label === r.name ? '' : ` (\`${r.name}\`)`}`,
     dedupe + mark(r, 'brokerDedupe'),
     ordering + mark(r, 'orderingPerKey'),
-    `${c.lock.scope}, up to ${duration(c.lock.maxMs)}${mark(r, 'lock')}`,
+    `${c.lock.scope}, ${duration(c.lock.ms)} (tested)${mark(r, 'lock')}`,
     duration(c.maxDelayMs) + mark(r, 'maxDelayMs'),
     bytes(c.maxMessageBytes) + mark(r, 'maxMessageBytes'),
+    (c.deliveryLimit === false ? 'none' : `${c.deliveryLimit} deliveries`) +
+      mark(r, 'deliveryLimit'),
     c.durability + mark(r, 'durability'),
     summary,
   ].map(cell);
@@ -93,7 +95,7 @@ function table(header, rows) {
 
 function render(records) {
   const transports = records.filter((r) => r.kind === 'transport');
-  const stores = records.filter((r) => r.kind === 'inbox');
+  const stores = records.filter((r) => r.kind === 'store');
   const parts = [
     '# Capabilities',
     '',
@@ -102,7 +104,7 @@ function render(records) {
     'What each transport declares, and whether the conformance suite (`@onceflow/conformance`)',
     'proved it: ✅ every scenario for that capability passed, ❌ one failed. For a capability a',
     'transport does not have, the suite tests the fallback instead (no broker dedupe: the',
-    'processed-guard keeps effects once; no per-key order: every message is still delivered).',
+    'event record keeps effects once; no per-key order: every message is still delivered).',
     'At-least-once transport, effectively-once processing: never "exactly once".',
     '',
     '## Transports',
@@ -117,6 +119,7 @@ function render(records) {
             'Lock',
             'Max delay',
             'Max message',
+            'Broker dead-letter after',
             'Durability',
             'Scenarios',
           ],
@@ -144,7 +147,7 @@ function render(records) {
   if (stores.length > 0) {
     parts.push(
       '',
-      '## Inbox stores',
+      '## Stores (inbox and event record)',
       '',
       table(
         ['Store', 'Scenarios', 'Failed'],
