@@ -22,7 +22,7 @@ import {
   printComparisons,
   publishAll,
 } from '@onceflow/conformance/bench';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import type { Envelope } from '@onceflow/core';
 import { encodeEnvelope } from '@onceflow/core/kit';
 import { createSqsTransport, deleteSqsQueues, ensureSqsQueues } from '../src/index.js';
@@ -56,7 +56,7 @@ async function openPair(fifo: boolean, tag: string) {
   const raw = `onceflow-bench-raw-${tag}-${run}`;
   const transport = createSqsTransport({ queue: ours, client, fifo, waitTimeSeconds: 1 });
   await transport.start();
-  const rawUrl = (await ensureSqsQueues(client, { queue: raw, fifo, maxReceiveCount: 10 })).url;
+  const rawUrl = (await ensureSqsQueues(client, { queue: raw, fifo, deliveryLimit: 20 })).url;
   const oursUrl = transport.queues?.url ?? '';
   const purge = async () => {
     for (const url of [oursUrl, rawUrl])
@@ -136,7 +136,7 @@ async function compareConsume(
       return consumeWithWorker({
         label: 'onceflow worker consume',
         transport: pair.transport,
-        processed: createMemoryInbox(),
+        records: createMemoryStore(),
         count: CONSUME,
         concurrency: CONCURRENCY,
       });

@@ -5,9 +5,11 @@ import { z } from 'zod';
 
 /** SQS's own message size limit (body plus message attributes), in bytes. */
 export const SQS_MAX_MESSAGE_BYTES = 1024 * 1024;
-/** Bytes kept free for the adapter's message attributes (dead-letter reason and error included). */
+/** Bytes kept free for the adapter's message attributes. */
 export const ATTRIBUTE_RESERVE_BYTES = 8 * 1024;
 const MAX_ENVELOPE_BYTES = SQS_MAX_MESSAGE_BYTES - ATTRIBUTE_RESERVE_BYTES;
+/** SQS keeps a received message invisible for at most 12 hours from its receipt. */
+export const MAX_VISIBILITY_MS = 12 * 3_600_000;
 
 const object = <T>(what: string) =>
   z.custom<T>((v) => typeof v === 'object' && v !== null, `must be ${what}`);
@@ -24,22 +26,28 @@ const optionsSchema = z
     /** A client you configured and close yourself. Give this or `clientConfig`. */
     client: object<SQSClient>('an SQSClient').optional(),
     /**
-     * Or the configuration of a client the transport makes in `start()` and destroys in `close()`:
+     * Or the configuration of a client the transport makes on first use and destroys in `close()`:
      * `region`, and `endpoint` only for a local server. Credentials come from the AWS SDK's default
      * provider chain unless given here.
      */
     clientConfig: object<SQSClientConfig>('an SQSClientConfig').optional(),
     /**
-     * Create the queues and wire the dead-letter queue in `start()` (idempotent), or only check that
-     * they exist and match. Default true.
+     * Create the queues and wire the dead-letter queue on first use or in `start()` (idempotent),
+     * or only check that they exist and match. Default true.
      */
     createQueues: z.boolean().default(true),
     /**
-     * The redrive policy's `maxReceiveCount`: SQS moves a message to the dead-letter queue on its own
-     * after this many receives. A backstop for messages whose consumer crashes every time; keep it
-     * above the worker's `retry.maxAttempts`. 1–1000, default 10.
+     * Each delivery's lock: the visibility timeout every receive asks for (rounded up to whole
+     * seconds), and what `renewLock` renews it for (`ChangeMessageVisibility`). Declared as
+     * `capabilities.lock.ms`. 1 ms–12 h, default 30 000.
      */
-    maxReceiveCount: z.number().int().min(1).max(1000).default(10),
+    lockMs: z.number().int().min(1).max(MAX_VISIBILITY_MS).default(30_000),
+    /**
+     * The redrive policy's `maxReceiveCount`: after this many receives SQS moves a message to the
+     * dead-letter queue on its own, where `consumeDeadLetters` reads it back (a crash loop, a store
+     * that was down). Keep it above the worker's `retry.maxAttempts`. 1–1000, default 20.
+     */
+    deliveryLimit: z.number().int().min(1).max(1000).default(20),
     /**
      * Long-polling wait of each receive, in seconds (0–20). `close()` waits for an open poll to end,
      * so this bounds how long closing a consumer takes. Default 10.
@@ -50,8 +58,6 @@ const optionsSchema = z
      * 1 MiB less 8 KiB kept for message attributes.
      */
     maxMessageBytes: z.number().int().min(1024).max(MAX_ENVELOPE_BYTES).default(MAX_ENVELOPE_BYTES),
-    /** How long a dead-letter listing hides the messages it reads, in seconds (1–43200). Default 30. */
-    deadLetterScanSeconds: z.number().int().min(1).max(43_200).default(30),
     /** Receives consumer-loop errors (an unreachable endpoint, throttling). Default: silent. */
     logger: loggerSchema.default(() => silentLogger),
   })

@@ -2,25 +2,26 @@ import {
   ChangeMessageVisibilityCommand,
   type Message,
   ReceiveMessageCommand,
-  SendMessageCommand,
 } from '@aws-sdk/client-sqs';
-import { createBackoff, createInFlight, ONCEFLOW_HEADERS, runDelivery } from '@onceflow/core/kit';
 import {
-  type Delivery,
-  type Envelope,
-  errorInfo,
-  type Logger,
-  type Subscription,
-} from '@onceflow/core';
-import { toDeadLetterEntry } from './dead-letter-message.js';
+  createBackoff,
+  createInFlight,
+  decodeDelivery,
+  ONCEFLOW_HEADERS,
+  runDelivery,
+} from '@onceflow/core/kit';
+import type { Delivery, Logger, Subscription } from '@onceflow/core';
 import { type DeliveryDeps, type Received, receivedDelivery } from './delivery.js';
-import { attemptOf, envelopeOf } from './marshal.js';
 import { createSlots } from './slots.js';
 
 export interface ConsumerDeps extends DeliveryDeps {
+  readonly fifo: boolean;
   readonly handler: (delivery: Delivery) => Promise<void>;
   readonly concurrency: number;
+  /** The visibility timeout each receive asks for, and each delivery's lock. */
   readonly lockMs: number;
+  /** A received message's `attempt` (work queue and dead-letter queue count differently). */
+  readonly attemptOf: (message: Message) => number;
   readonly waitTimeSeconds: number;
   readonly logger: Logger;
 }
@@ -47,11 +48,14 @@ const loopsFor = (concurrency: number) => Math.min(4, Math.ceil(concurrency / 10
 const heldFor = (concurrency: number, fifo: boolean) => (fifo ? 2 * concurrency : concurrency);
 
 /**
- * Long-polls one queue and runs each message through the kit's `runDelivery`. At most
+ * Long-polls one queue (the work queue, or the dead-letter queue for `consumeDeadLetters`) and
+ * runs each message through the kit's `runDelivery`, its body decoded with the kit's
+ * `decodeDelivery` (a body that is not an envelope reaches the handler as an
+ * `onceflow.undecodable` envelope, for the worker to record as a dead letter). At most
  * `concurrency` handler calls run at once; at most that many messages are held (received and not
  * yet settled), twice that on a FIFO queue (see `heldFor`). On a FIFO queue one
  * receive may return several messages of a group: they run one after another, and when one is not
- * acked or dead-lettered the group's later ones are made visible again unhandled, so the group
+ * acked the group's later ones are made visible again unhandled, so the group
  * keeps its order (their receive count, and so their `attempt`, still grows by one). On a
  * standard queue, copies of one dedupe key held by this consumer run one after another. Receive
  * errors (an unreachable endpoint, throttling) are logged and retried with jittered backoff.
@@ -82,44 +86,22 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
       )
       .catch((err: unknown) => logger.debug({ err, url }, 'sqs: releasing a message failed'));
 
-  /** Dead-letters a body that is not an envelope: no handler can ever take it. */
-  const deadLetterUndecodable = async (m: Message, err: unknown) => {
-    logger.error({ err, url, messageId: m.MessageId }, 'sqs: undecodable message dead-lettered');
-    const fields = {
-      reason: 'wire format: not a v1 envelope',
-      attempts: attemptOf(m),
-      lastError: errorInfo(err),
-      deadLetteredAt: new Date().toISOString(),
-    };
-    const entry = toDeadLetterEntry(m, fields, deps.fifo);
-    await client.send(new SendMessageCommand({ QueueUrl: deps.deadLetterUrl, ...entry }));
-    await deps.deletes.delete(m.ReceiptHandle ?? '');
-  };
-
-  /** Runs one message; true when it was acked or dead-lettered (its group may go on). */
+  /** Runs one message; true when it was acked (its group may go on). */
   const deliver = async (
     received: Received,
     onStart: (signal: AbortSignal) => void,
   ): Promise<boolean> => {
     const m = received.message;
     if (Date.now() >= received.receivedAt + received.lockMs - margin) return false; // waited too long: it returns on its own
-    let envelope: Envelope;
-    try {
-      envelope = envelopeOf(m);
-    } catch (err) {
-      await deadLetterUndecodable(m, err).catch((cause: unknown) =>
-        logger.warn({ err: cause, url }, 'sqs: dead-lettering failed; the message will return'),
-      );
-      return true;
-    }
-    const init = receivedDelivery(deps, received, envelope, attemptOf(m));
+    const envelope = decodeDelivery(m.Body ?? '');
+    const init = receivedDelivery(deps, received, envelope, deps.attemptOf(m));
     onStart(init.signal);
     try {
       const outcome = await runDelivery(deps.handler, init, {
         onError: (err) =>
           logger.warn({ err, url, id: envelope.id }, 'sqs: settlement not recorded'),
       });
-      return outcome?.kind === 'ack' || outcome?.kind === 'dead-letter';
+      return outcome?.kind === 'ack';
     } finally {
       init.dispose();
     }
@@ -130,9 +112,9 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
 
   /**
    * Runs each message in its own slot, after its predecessor, if it has one: on a FIFO queue the
-   * previous message of its group in the same receive (it runs only if that one was acked or
-   * dead-lettered; otherwise it is released unhandled); on a standard queue a copy of the same
-   * dedupe key still held by this consumer (so the processed-guard acks the duplicate at once
+   * previous message of its group in the same receive (it runs only if that one was acked;
+   * otherwise it is released unhandled); on a standard queue a copy of the same
+   * dedupe key still held by this consumer (so the record guard acks the duplicate at once
    * instead of retrying it as busy). A predecessor counts as done once it is settled or its
    * visibility is lost, so a redelivery never waits on a hung handler.
    */

@@ -1,25 +1,18 @@
-import {
-  ChangeMessageVisibilityCommand,
-  type Message,
-  SendMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import { type DeadLetterReason, type Envelope, LockLostError } from '@onceflow/core';
-import { checkExtendLock, checkRetryDelay, type DeliveryInit, watchLock } from '@onceflow/core/kit';
-import { toDeadLetterEntry } from './dead-letter-message.js';
+import { ChangeMessageVisibilityCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { type Envelope, LockLostError } from '@onceflow/core';
+import { checkRetryDelay, type DeliveryInit, watchLock } from '@onceflow/core/kit';
+import { MAX_VISIBILITY_MS } from './config.js';
 import type { DeleteBatcher } from './delete-batcher.js';
 import { asTransport } from './errors.js';
 
-/** SQS keeps a received message invisible for at most 12 hours from its receipt. */
-export const MAX_VISIBILITY_MS = 12 * 3_600_000;
 /** The longest `retry` delay declared; the delay and the time held must stay within 12 h together. */
 export const MAX_DELAY_MS = 11 * 3_600_000;
 
+/** The queue a delivery came from: the work queue, or the dead-letter queue. */
 export interface DeliveryDeps {
   readonly client: SQSClient;
   readonly url: string;
-  readonly deadLetterUrl: string;
-  readonly fifo: boolean;
+  /** Deletes on `url`. */
   readonly deletes: DeleteBatcher;
 }
 
@@ -39,10 +32,11 @@ const seconds = (ms: number) => Math.ceil(ms / 1000);
 
 /**
  * The broker side of one received message, for the kit's `runDelivery`. `ack` is a batched
- * delete; `retry` and `extendLock` are `ChangeMessageVisibility` (rounded up to whole seconds, so
- * never early); `deadLetter` sends the message with its reason to the dead-letter queue, then
- * deletes it. Each is refused with `LockLostError` once the visibility is lost (see
- * `watchVisibility`). `dispose` must be called once the delivery is settled.
+ * delete; `retry` is `ChangeMessageVisibility(delayMs)` and `renewLock` is
+ * `ChangeMessageVisibility(lockMs)` (rounded up to whole seconds, so never early). Each is refused
+ * with `LockLostError`, without calling SQS, once the visibility is lost (AWS would accept an
+ * outdated receipt handle); one that would hold the message past 12 hours from its receipt is
+ * refused with `RangeError`. `dispose` must be called once the delivery is settled.
  */
 export function receivedDelivery(
   deps: DeliveryDeps,
@@ -83,7 +77,7 @@ export function receivedDelivery(
   const withinTwelveHours = (op: string, ms: number) => {
     if (Date.now() + ms - receivedAt > MAX_VISIBILITY_MS)
       throw new RangeError(
-        `${op}(${ms}) on ${what}: SQS keeps a received message invisible for 12 hours at most`,
+        `${op} for ${ms} ms on ${what}: SQS keeps a received message invisible for 12 hours at most`,
       );
   };
 
@@ -91,34 +85,18 @@ export function receivedDelivery(
     envelope,
     attempt,
     signal: watch.signal,
-    async extendLock(ms) {
-      checkExtendLock(ms, MAX_VISIBILITY_MS);
-      withinTwelveHours('extendLock', ms);
+    async renewLock() {
+      watch.assertHeld('renewLock'); // a lost lock says so before any other refusal
+      withinTwelveHours('renewLock', lockMs);
       const from = Date.now();
-      await holding('extendLock', () => changeVisibility(ms));
-      watch.renew(from + ms);
+      await holding('renewLock', () => changeVisibility(lockMs));
+      watch.renew(from + lockMs);
     },
     ack: () => holding('ack', () => deletes.delete(handle)),
     async retry({ delayMs }) {
       checkRetryDelay(delayMs, MAX_DELAY_MS);
       withinTwelveHours('retry', delayMs);
       await holding('retry', () => changeVisibility(delayMs));
-    },
-    async deadLetter(reason: DeadLetterReason) {
-      const entry = toDeadLetterEntry(
-        message,
-        {
-          reason: reason.reason,
-          attempts: attempt,
-          lastError: reason.error,
-          deadLetteredAt: new Date().toISOString(),
-        },
-        deps.fifo,
-      );
-      await holding('deadLetter', () =>
-        client.send(new SendMessageCommand({ QueueUrl: deps.deadLetterUrl, ...entry })),
-      );
-      await holding('deadLetter', () => deletes.delete(handle));
     },
     dispose: () => watch.dispose(),
   };

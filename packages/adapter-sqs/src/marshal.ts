@@ -1,12 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
-import {
-  dedupeKeyOf,
-  decodeEnvelope,
-  encodeWithinLimit,
-  ONCEFLOW_HEADERS,
-  WIRE_VERSION,
-} from '@onceflow/core/kit';
+import { dedupeKeyOf, encodeWithinLimit, ONCEFLOW_HEADERS, WIRE_VERSION } from '@onceflow/core/kit';
 import { type Envelope, type OutgoingMessage, PayloadTooLargeError } from '@onceflow/core';
 
 /** What one `SendMessageBatch` entry carries, before its batch id is assigned. */
@@ -111,19 +105,19 @@ export function toOutgoing(message: OutgoingMessage, maxMessageBytes: number): S
   };
 }
 
-/** The envelope of a received message. Throws `WireFormatError` if it is not wire format v1. */
-export const envelopeOf = (message: Message): Envelope => decodeEnvelope(message.Body ?? '');
-
-/** The attempt of a received message: its `ApproximateReceiveCount` (1 on the first receive). */
-export function attemptOf(message: Message): number {
+const receiveCount = (message: Message) => {
   const n = Number(message.Attributes?.ApproximateReceiveCount);
   return Number.isInteger(n) && n >= 1 ? n : 1;
-}
+};
 
-/** String message attributes as plain headers. */
-export function attributeHeaders(message: Message): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, a] of Object.entries(message.MessageAttributes ?? {}))
-    if (a.StringValue !== undefined) out[name] = a.StringValue;
-  return out;
-}
+/** The attempt of a work-queue message: its `ApproximateReceiveCount` (1 on the first receive). */
+export const attemptOf = (message: Message): number => receiveCount(message);
+
+/**
+ * The attempt of a dead-letter-queue message: the deliveries it had before this one, in either
+ * queue. SQS keeps counting a moved message's receives (ElasticMQ 1.7 does; AWS does not document
+ * it either way), so the first receive from the dead-letter queue reads `deliveryLimit + 1` and
+ * this is `deliveryLimit`; at least 1.
+ */
+export const deadLetterAttemptOf = (message: Message): number =>
+  Math.max(1, receiveCount(message) - 1);

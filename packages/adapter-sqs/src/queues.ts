@@ -105,17 +105,18 @@ async function ensureOne(
 /**
  * Sets up a work queue and its dead-letter queue, idempotently: FIFO with content-based dedupe
  * off (the adapter sends its own deduplication ids), 1 MiB messages, 14 days' retention in the
- * dead-letter queue, and the work queue's redrive policy pointing at it with `maxReceiveCount`.
+ * dead-letter queue, and the work queue's redrive policy pointing at it with `maxReceiveCount` =
+ * `deliveryLimit` (SQS moves a message there on its own after that many receives).
  * Existing queues have their attributes brought to these values. With `create: false` nothing is
  * changed: a missing queue or a differing attribute throws `ConfigError`. Other failures throw
  * `TransportUnavailableError`.
  *
  * @example
- * const { url } = await ensureSqsQueues(client, { queue: 'orders', fifo: true, maxReceiveCount: 10 });
+ * const { url } = await ensureSqsQueues(client, { queue: 'orders', fifo: true, deliveryLimit: 20 });
  */
 export async function ensureSqsQueues(
   client: SQSClient,
-  options: SqsQueueSpec & { readonly maxReceiveCount: number; readonly create?: boolean },
+  options: SqsQueueSpec & { readonly deliveryLimit: number; readonly create?: boolean },
 ): Promise<SqsQueues> {
   const { name, deadLetterName } = queueNames(options);
   const create = options.create ?? true;
@@ -135,7 +136,7 @@ export async function ensureSqsQueues(
     if (!arn) throw new Error(`no QueueArn for ${deadLetterName}`);
     const redrive = JSON.stringify({
       deadLetterTargetArn: arn,
-      maxReceiveCount: options.maxReceiveCount,
+      maxReceiveCount: options.deliveryLimit,
     });
     const url = await ensureOne(
       client,

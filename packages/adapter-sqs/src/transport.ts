@@ -1,19 +1,29 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createLifecycle, createSubscriptions, parseConsumeOptions } from '@onceflow/core/kit';
-import type { Transport, TransportCapabilities } from '@onceflow/core';
+import type {
+  BrokerDeadLetters,
+  ConsumeOptions,
+  Delivery,
+  TopologySetup,
+  Transport,
+  TransportCapabilities,
+} from '@onceflow/core';
 import { parseSqsOptions, type SqsTransportOptions } from './config.js';
 import { startConsumer } from './consumer.js';
-import { createDeadLetters } from './dead-letters.js';
 import { createDeleteBatcher } from './delete-batcher.js';
-import { MAX_DELAY_MS, MAX_VISIBILITY_MS } from './delivery.js';
-import { toOutgoing } from './marshal.js';
+import { MAX_DELAY_MS } from './delivery.js';
+import { attemptOf, deadLetterAttemptOf, toOutgoing } from './marshal.js';
 import { sendAll } from './publish.js';
 import { ensureSqsQueues, type SqsQueues } from './queues.js';
 
-/** A transport over one SQS queue and its dead-letter queue. */
-export interface SqsTransport extends Transport {
+/**
+ * A transport over one SQS queue and its dead-letter queue: eager set-up with `start()`
+ * (`TopologySetup`), and the dead-letter queue read back with `consumeDeadLetters`
+ * (`BrokerDeadLetters`). Its deliveries are `RenewableDelivery`s.
+ */
+export interface SqsTransport extends Transport, TopologySetup, BrokerDeadLetters {
   readonly name: 'sqs';
-  /** The work queue's and dead-letter queue's names and URLs; set by `start()`. */
+  /** The work queue's and dead-letter queue's names and URLs; set once the queues are set up. */
   readonly queues: SqsQueues | undefined;
 }
 
@@ -23,15 +33,16 @@ export const FIFO_DEDUPE_WINDOW_MS = 5 * 60_000;
 /**
  * One SQS queue as a `Transport`. FIFO (default): `MessageDeduplicationId` = sha-256 of the dedupe
  * key (5-minute broker dedupe), `MessageGroupId` = the envelope key (order per key). Standard
- * queues: no broker dedupe, no order; the worker's processed-guard keeps effects once. Locks are
- * visibility timeouts, extended and used for delayed retries with `ChangeMessageVisibility`;
- * `attempt` is `ApproximateReceiveCount`; acks are batched deletes. `start()` sets up the queues
- * (see `ensureSqsQueues`; `publish`, `consume` and the dead-letter API start it
- * on first use); `close()` drains subscriptions and destroys a client it made.
+ * queues: no broker dedupe, no order; the worker's record guard keeps effects once. Locks are
+ * visibility timeouts of `lockMs`, renewed (`renewLock`) and used for delayed retries with
+ * `ChangeMessageVisibility`; `attempt` is `ApproximateReceiveCount`; acks are batched deletes.
+ * After `deliveryLimit` receives the queue's redrive policy moves a message to the dead-letter
+ * queue, which `consumeDeadLetters` reads with the same receive loop. The queues are set up on
+ * the first `publish`, `consume` or `consumeDeadLetters`, or eagerly by `start()` (see
+ * `ensureSqsQueues`); `close()` drains subscriptions and destroys a client it made.
  *
  * @example
  * const transport = createSqsTransport({ queue: 'orders', clientConfig: { region: 'eu-west-1' } });
- * await transport.start();
  * await transport.publish([{ envelope }]);
  */
 export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
@@ -43,9 +54,10 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
   const capabilities: TransportCapabilities = {
     brokerDedupe: config.fifo ? { windowMs: FIFO_DEDUPE_WINDOW_MS } : false,
     orderingPerKey: config.fifo,
-    lock: { scope: 'message', maxMs: MAX_VISIBILITY_MS },
+    lock: { scope: 'message', ms: config.lockMs },
     maxDelayMs: MAX_DELAY_MS,
     maxMessageBytes: config.maxMessageBytes,
+    deliveryLimit: config.deliveryLimit,
     durability:
       'publish resolves once SQS has acknowledged SendMessageBatch for every message: SQS has then stored it redundantly across several servers and availability zones',
   };
@@ -59,11 +71,16 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
       const q = await ensureSqsQueues(c, {
         queue: config.queue,
         fifo: config.fifo,
-        maxReceiveCount: config.maxReceiveCount,
+        deliveryLimit: config.deliveryLimit,
         create: config.createQueues,
       });
       queues = q;
-      return { client: c, queues: q, deletes: createDeleteBatcher(c, q.url) };
+      return {
+        client: c,
+        queues: q,
+        deletes: createDeleteBatcher(c, q.url),
+        deadLetterDeletes: createDeleteBatcher(c, q.deadLetterUrl),
+      };
     },
     close: async () => {
       await subscriptions.closeAll();
@@ -73,22 +90,36 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
   /** The started client and queues (starting first if needed). */
   const ready = (op: string) => lifecycle.start(op);
 
+  /** One consumer on the work queue or the dead-letter queue. */
+  const subscribe = async (
+    op: 'consume' | 'consumeDeadLetters',
+    handler: (delivery: Delivery) => Promise<void>,
+    consumeOptions: ConsumeOptions,
+  ) => {
+    const { concurrency } = parseConsumeOptions(consumeOptions);
+    const started = await ready(op);
+    const deadLetters = op === 'consumeDeadLetters';
+    const consumer = startConsumer({
+      client: started.client,
+      url: deadLetters ? started.queues.deadLetterUrl : started.queues.url,
+      deletes: deadLetters ? started.deadLetterDeletes : started.deletes,
+      attemptOf: deadLetters ? deadLetterAttemptOf : attemptOf,
+      fifo: config.fifo,
+      handler,
+      concurrency,
+      lockMs: config.lockMs,
+      waitTimeSeconds: config.waitTimeSeconds,
+      logger: config.logger,
+    });
+    return subscriptions.track(() => consumer.close());
+  };
+
   return {
     name: 'sqs',
     capabilities,
     get queues() {
       return queues;
     },
-    deadLetters: createDeadLetters({
-      target: async () => {
-        const { client: c, queues: q } = await ready('deadLetters');
-        return { client: c, url: q.url, deadLetterUrl: q.deadLetterUrl };
-      },
-      fifo: config.fifo,
-      maxReceiveCount: config.maxReceiveCount,
-      scanSeconds: config.deadLetterScanSeconds,
-      logger: config.logger,
-    }),
 
     start: async () => void (await lifecycle.start()),
 
@@ -99,23 +130,9 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
       await sendAll({ client: c, url: q.url, fifo: config.fifo }, outgoing);
     },
 
-    async consume(handler, consumeOptions) {
-      const { client: c, queues: q, deletes: d } = await ready('consume');
-      const { concurrency, lockMs } = parseConsumeOptions(consumeOptions, capabilities);
-      const consumer = startConsumer({
-        client: c,
-        url: q.url,
-        deadLetterUrl: q.deadLetterUrl,
-        fifo: config.fifo,
-        deletes: d,
-        handler,
-        concurrency,
-        lockMs,
-        waitTimeSeconds: config.waitTimeSeconds,
-        logger: config.logger,
-      });
-      return subscriptions.track(() => consumer.close());
-    },
+    consume: (handler, consumeOptions) => subscribe('consume', handler, consumeOptions),
+    consumeDeadLetters: (handler, consumeOptions) =>
+      subscribe('consumeDeadLetters', handler, consumeOptions),
 
     close: () => lifecycle.close(),
   };

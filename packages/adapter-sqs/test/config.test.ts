@@ -21,10 +21,10 @@ describe('sqs options', () => {
       queue: 'payments',
       fifo: true,
       createQueues: true,
-      maxReceiveCount: 10,
+      lockMs: 30_000,
+      deliveryLimit: 20,
       waitTimeSeconds: 10,
       maxMessageBytes: 1024 * 1024 - 8 * 1024,
-      deadLetterScanSeconds: 30,
     });
   });
 
@@ -33,18 +33,18 @@ describe('sqs options', () => {
       parseSqsOptions({
         queue: 'has.dot',
         clientConfig,
-        maxReceiveCount: 0,
+        lockMs: 12 * 3_600_000 + 1,
+        deliveryLimit: 0,
         waitTimeSeconds: 21,
         maxMessageBytes: 2 * 1024 * 1024,
-        deadLetterScanSeconds: 1.5,
       }),
     );
     for (const field of [
       'queue',
-      'maxReceiveCount',
+      'lockMs',
+      'deliveryLimit',
       'waitTimeSeconds',
       'maxMessageBytes',
-      'deadLetterScanSeconds',
     ]) {
       expect(message).toContain(field);
     }

@@ -12,7 +12,7 @@ const timeouts = { lockMs: 1000, retryDelayMs: 1000 };
 
 for (const fifo of [true, false]) {
   describeTransportConformance(fifo ? 'sqs' : 'sqs-standard', {
-    createTransport: async ({ queue }) => testTransport(client, { queue, fifo }),
+    createTransport: async ({ queue, lockMs }) => testTransport(client, { queue, fifo, lockMs }),
     cleanup: ({ queue }) => deleteSqsQueues(client, { queue, fifo }),
     timeouts,
   });

@@ -1,8 +1,7 @@
 import { testEnvelope } from '@onceflow/conformance';
 import { decodeEnvelope } from '@onceflow/core/kit';
 import { describe, expect, it } from 'vitest';
-import { toDeadLetterEntry } from '../src/dead-letter-message.js';
-import { encodeBody, sqsId, toOutgoing } from '../src/marshal.js';
+import { attemptOf, deadLetterAttemptOf, encodeBody, sqsId, toOutgoing } from '../src/marshal.js';
 
 const SQS_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -29,23 +28,12 @@ describe('wire mapping (no broker)', () => {
     expect(Buffer.from(decodeEnvelope(body).payload).toString()).toContain('a\uffffb\ufffe');
   });
 
-  it('keeps a long dead-letter error parseable within its byte budget', () => {
-    const entry = toDeadLetterEntry(
-      { MessageId: 'm-1', Body: '{}', MessageAttributes: {} },
-      {
-        reason: 'r'.repeat(5000),
-        attempts: 3,
-        lastError: { code: 'INTERNAL', name: 'Error', message: '"\u0001'.repeat(5000) },
-        deadLetteredAt: new Date().toISOString(),
-      },
-      true,
-    );
-    const error = entry.MessageAttributes['x-onceflow-dead-letter-error']?.StringValue ?? '';
-    expect(Buffer.byteLength(error)).toBeLessThanOrEqual(2500);
-    expect(JSON.parse(error)).toMatchObject({ code: 'INTERNAL', name: 'Error' });
-    expect(entry.MessageAttributes['x-onceflow-dead-letter-reason']?.StringValue).toHaveLength(
-      1024,
-    );
-    expect(entry.MessageDeduplicationId).toMatch(SQS_ID);
+  it('reads attempt from the receive count; a dead letter’s as the deliveries it had before', () => {
+    const received = (count?: string) => ({ Attributes: { ApproximateReceiveCount: count } });
+    expect(attemptOf(received('1'))).toBe(1);
+    expect(attemptOf(received('7'))).toBe(7);
+    expect(attemptOf(received(undefined))).toBe(1);
+    expect(deadLetterAttemptOf(received('21'))).toBe(20);
+    expect(deadLetterAttemptOf(received('1'))).toBe(1);
   });
 });

@@ -60,7 +60,7 @@ describe('a batch entry SQS refuses', () => {
   it('standard queue: names the refused message, and every other one is stored once', async () => {
     const queue = uniqueQueue('partial-std');
     try {
-      const { url } = await ensureSqsQueues(client, { queue, fifo: false, maxReceiveCount: 5 });
+      const { url } = await ensureSqsQueues(client, { queue, fifo: false, deliveryLimit: 5 });
       const messages = withRefusedEntry(12, 4); // two batches: 10 and 2
       const err = await rejection(sendAll({ client, url, fifo: false }, messages));
       expect(err.unsent).toEqual([
@@ -81,7 +81,7 @@ describe('a batch entry SQS refuses', () => {
   it('FIFO queue: stores the batch’s other entries in order and sends no later batch', async () => {
     const queue = uniqueQueue('partial-fifo');
     try {
-      const { url } = await ensureSqsQueues(client, { queue, fifo: true, maxReceiveCount: 5 });
+      const { url } = await ensureSqsQueues(client, { queue, fifo: true, deliveryLimit: 5 });
       const messages = withRefusedEntry(15, 4); // batches 0–9 and 10–14
       const err = await rejection(sendAll({ client, url, fifo: true }, messages));
       expect(err.unsent.map((u) => [u.index, u.code, u.senderFault])).toEqual([
@@ -109,7 +109,7 @@ describe('a batch entry SQS refuses', () => {
       const envelope = testEnvelope({ key: `k${text}`, payload });
       await transport.publish([{ envelope }]);
       const spy = createHandlerSpy();
-      await transport.consume(spy.handler(), { concurrency: 1, lockMs: 30_000 });
+      await transport.consume(spy.handler(), { concurrency: 1 });
       await spy.waitFor(envelope.id, 'processed');
       const got = spy.of('processed')[0]?.delivery.envelope;
       expect(got?.key).toBe(envelope.key);

@@ -1,5 +1,4 @@
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
-import { createHandlerSpy, testEnvelope, waitUntil } from '@onceflow/conformance';
 import { afterAll, describe, expect, it } from 'vitest';
 import { deleteSqsQueues, ensureSqsQueues } from '../src/index.js';
 import { assertSqsAnswers, testClient, testTransport, uniqueQueue } from './sqs.js';
@@ -13,13 +12,13 @@ const attributes = async (url: string) =>
     .Attributes ?? {};
 
 describe('queue set-up', () => {
-  it('creates FIFO queues with content-based dedupe off and the DLQ wired, idempotently, and repairs drift', async () => {
+  it('creates FIFO queues with content-based dedupe off and the DLQ wired (maxReceiveCount = deliveryLimit), idempotently, and repairs drift', async () => {
     const queue = uniqueQueue('setup');
     try {
-      const first = await ensureSqsQueues(client, { queue, fifo: true, maxReceiveCount: 5 });
+      const first = await ensureSqsQueues(client, { queue, fifo: true, deliveryLimit: 5 });
       expect(first.name).toBe(`${queue}.fifo`);
       expect(first.deadLetterName).toBe(`${queue}-dlq.fifo`);
-      const again = await ensureSqsQueues(client, { queue, fifo: true, maxReceiveCount: 5 });
+      const again = await ensureSqsQueues(client, { queue, fifo: true, deliveryLimit: 5 });
       expect(again).toEqual(first);
       const a = await attributes(first.url);
       expect(a.FifoQueue).toBe('true');
@@ -28,14 +27,14 @@ describe('queue set-up', () => {
       expect(JSON.parse(a.RedrivePolicy ?? '{}')).toMatchObject({ deadLetterTargetArn: dlqArn });
       expect(String(JSON.parse(a.RedrivePolicy ?? '{}').maxReceiveCount)).toBe('5');
 
-      // Drift: another maxReceiveCount asked for is applied; a check-only set-up refuses it.
+      // Drift: another deliveryLimit asked for is applied; a check-only set-up refuses it.
       await expect(
-        ensureSqsQueues(client, { queue, fifo: true, maxReceiveCount: 7, create: false }),
+        ensureSqsQueues(client, { queue, fifo: true, deliveryLimit: 7, create: false }),
       ).rejects.toMatchObject({ code: 'CONFIG' });
-      await ensureSqsQueues(client, { queue, fifo: true, maxReceiveCount: 7 });
+      await ensureSqsQueues(client, { queue, fifo: true, deliveryLimit: 7 });
       const b = await attributes(first.url);
       expect(String(JSON.parse(b.RedrivePolicy ?? '{}').maxReceiveCount)).toBe('7');
-      await ensureSqsQueues(client, { queue, fifo: true, maxReceiveCount: 7, create: false });
+      await ensureSqsQueues(client, { queue, fifo: true, deliveryLimit: 7, create: false });
     } finally {
       await deleteSqsQueues(client, { queue, fifo: true });
     }
@@ -51,7 +50,7 @@ describe('queue set-up', () => {
         }),
       );
       await expect(
-        ensureSqsQueues(client, { queue, fifo: true, maxReceiveCount: 5, create: false }),
+        ensureSqsQueues(client, { queue, fifo: true, deliveryLimit: 5, create: false }),
       ).rejects.toMatchObject({ code: 'CONFIG' });
     } finally {
       await deleteSqsQueues(client, { queue, fifo: true });
@@ -62,36 +61,5 @@ describe('queue set-up', () => {
     const transport = testTransport(client, { queue: uniqueQueue('missing'), createQueues: false });
     await expect(transport.start()).rejects.toMatchObject({ code: 'CONFIG' });
     await transport.close();
-  });
-
-  it('the redrive policy moves a message that is never settled to the dead-letter queue after maxReceiveCount receives', async () => {
-    const queue = uniqueQueue('redrive');
-    const transport = testTransport(client, { queue, maxReceiveCount: 2 });
-    try {
-      await transport.start();
-      const event = testEnvelope();
-      const spy = createHandlerSpy(async () => {
-        throw new Error('always fails');
-      });
-      const sub = await transport.consume(spy.handler(), { concurrency: 1, lockMs: 1000 });
-      await transport.publish([{ envelope: event }]);
-      await spy.waitForCount('received', 2, { id: event.id });
-      await waitUntil(async () => (await transport.deadLetters.count()) === 1, {
-        timeoutMs: 5000,
-        message: 'SQS to move the message to the dead-letter queue',
-      });
-      await sub.close();
-      expect(spy.count('received', event.id)).toBe(2);
-      const [letter] = await transport.deadLetters.list();
-      expect(letter).toMatchObject({
-        envelope: { id: event.id },
-        reason: 'maxReceiveCount exceeded (SQS redrive policy)',
-        attempts: 2,
-      });
-      expect(await transport.deadLetters.purge()).toBe(1);
-    } finally {
-      await transport.close();
-      await deleteSqsQueues(client, { queue, fifo: true });
-    }
   });
 });
