@@ -4,7 +4,7 @@
  *
  * - publish: `transport.publish` vs `Queue.addBulk` with the same encoded bodies and job ids,
  *   both in batches of 50 with 4 batches in flight;
- * - consume: `createWorker` with the processed-guard (memory store) and a no-op handler vs a raw
+ * - consume: `createWorker` with the record guard (memory store) and a no-op handler vs a raw
  *   BullMQ `Worker` whose processor decodes the envelope and returns (BullMQ completes the job),
  *   both at concurrency 32 on a pre-filled queue.
  */
@@ -19,7 +19,7 @@ import {
   type Measured,
 } from '@onceflow/conformance/bench';
 import type { Envelope } from '@onceflow/core';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -99,7 +99,7 @@ const consumeOurs = () =>
       return await consumeWithWorker({
         label: 'consume ours',
         transport,
-        processed: createMemoryInbox(),
+        records: createMemoryStore(),
         count: COUNT,
         concurrency: CONCURRENCY,
       });

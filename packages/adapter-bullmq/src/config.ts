@@ -18,7 +18,10 @@ const configSchema = z
     queue: keyPart,
     /** BullMQ key prefix (no `:`). Default `onceflow`. */
     prefix: keyPart.default('onceflow'),
-    /** The dead-letter queue's name (no `:`, not `queue`). Default `<queue>-dead-letters`. */
+    /**
+     * The dead-letter queue, where jobs go past `deliveryLimit` (no `:`, not `queue`). Default
+     * `<queue>-dead-letters`.
+     */
     deadLetterQueue: keyPart.optional(),
     /**
      * How long a finished job (and so its `jobId`) is kept: the broker dedupe window, declared as
@@ -26,8 +29,19 @@ const configSchema = z
      * `{ age }`. Default 1 hour; at least 1 s.
      */
     dedupeWindowMs: z.number().int().min(1_000).default(HOUR),
-    /** Longest lock `consume` or `extendLock` may ask for (`capabilities.lock.maxMs`). Default 1 hour. */
-    maxLockMs: z.number().int().positive().default(HOUR),
+    /**
+     * Each job's lock (BullMQ `lockDuration`), in ms, declared as `capabilities.lock.ms`: a job
+     * neither settled nor renewed (`renewLock`, for `lockMs` again) within it is redelivered with
+     * `attempt + 1`. Default 30 000.
+     */
+    lockMs: z.number().int().positive().default(30_000),
+    /**
+     * After this many deliveries (retries and lock expiries alike: BullMQ's `attemptsStarted`)
+     * a job moves to the dead-letter queue, read back with `consumeDeadLetters`, instead of being
+     * delivered again. Declared as `capabilities.deliveryLimit`; keep it above the worker's
+     * `retry.maxAttempts`. Default 20.
+     */
+    deliveryLimit: z.number().int().positive().default(20),
     /** Largest encoded envelope accepted by `publish`, in bytes. Default 4 MiB. */
     maxMessageBytes: z
       .number()
@@ -39,12 +53,6 @@ const configSchema = z
      * `min(lockMs, 30 s)`: a job is redelivered between one and two intervals after its lock expired.
      */
     stalledIntervalMs: z.number().int().positive().optional(),
-    /**
-     * BullMQ `maxStalledCount`: after this many lock expiries BullMQ itself fails the job (to its
-     * failed set, not the dead-letter queue). Default 1,000,000, so that the worker's `maxAttempts`
-     * decides instead (it dead-letters a delivery whose attempt is over the limit).
-     */
-    maxStalledCount: z.number().int().nonnegative().default(1_000_000),
     /** Extra ioredis options (password, TLS, …) merged over those parsed from `url`. */
     redis: z
       .custom<RedisOptions>((v) => typeof v === 'object' && v !== null, 'must be an object')

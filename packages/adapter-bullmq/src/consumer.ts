@@ -1,61 +1,73 @@
 import type { Delivery, Envelope, Logger, Subscription } from '@onceflow/core';
-import { decodeEnvelope, runDelivery } from '@onceflow/core/kit';
-import { type Job, type Queue, UnrecoverableError } from 'bullmq';
+import { runDelivery } from '@onceflow/core/kit';
+import type { Job } from 'bullmq';
 import type { ResolvedBullmqConfig } from './config.js';
 import { openRedis } from './connection.js';
-import { type DeadLetterData, jobDelivery } from './delivery.js';
+import type { DeadLetterQueue } from './dead-letter-queue.js';
+import { jobDelivery } from './delivery.js';
 import { AdapterWorker, SETTLED } from './worker.js';
+
+/**
+ * BullMQ's own give-up on a job whose lock expired too often (`maxStalledCount`) fails it to the
+ * failed set, where nothing reads it, and counts lock expiries only: set out of reach, so that
+ * `deliveryLimit` (retries and lock expiries alike) decides, and the job goes to the dead-letter queue.
+ */
+const NEVER = Number.MAX_SAFE_INTEGER;
 
 export interface ConsumerDeps {
   readonly config: ResolvedBullmqConfig;
   readonly logger: Logger;
-  readonly deadLetterQueue: Queue<DeadLetterData>;
+  /** The BullMQ queue consumed: the work queue, or the dead-letter queue. */
+  readonly queue: string;
+  /** What a fetched job is as a delivery. */
+  readonly read: (job: Job<unknown>) => { envelope: Envelope; attempt: number };
+  /** On the work queue: where jobs go past `deliveryLimit`. Absent on the dead-letter queue. */
+  readonly deadLetters?: DeadLetterQueue | undefined;
   readonly handler: (delivery: Delivery) => Promise<void>;
   readonly concurrency: number;
-  readonly lockMs: number;
 }
 
 /**
- * A BullMQ `Worker` on the queue: `concurrency` = worker concurrency, `lockDuration` = `lockMs`,
- * no automatic lock renewal (a lock lasts until `extendLock`, so a hung handler loses it as the
+ * A BullMQ `Worker` on `queue`: `concurrency` = worker concurrency, `lockDuration` = `lockMs`,
+ * no automatic lock renewal (a lock lasts until `renewLock`, so a hung handler loses it as the
  * contract says), and the stalled check every `stalledIntervalMs` moving jobs whose lock expired
  * back to wait. Each job runs through the kit's `runDelivery`; settlements are recorded by the
  * adapter (see `jobDelivery`), never by BullMQ's own completion; an ack fetches the next job in
  * the same script (see `AdapterWorker`).
  *
- * A job whose data is not a wire format v1 envelope is moved to BullMQ's failed set with the
- * reason (it cannot be a dead letter: it has no envelope).
+ * A work job delivered past `deliveryLimit` (its last delivery's lock expired: a crash loop, a
+ * hung handler) moves to the dead-letter queue without reaching the handler. If that move fails
+ * the job stays active and comes back when its lock expires.
  *
  * `close()` stops fetching, waits for every running handler and its settlement, then closes the
  * worker's connections. Idempotent.
  */
 export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
-  const { config, logger } = deps;
+  const { config, logger, queue, deadLetters } = deps;
 
-  const processor = async (job: Job<string>, token?: string): Promise<void> => {
+  const processor = async (job: Job<unknown>, token?: string): Promise<void> => {
     const lockToken = token ?? job.token ?? '';
-    let envelope: Envelope;
-    try {
-      envelope = decodeEnvelope(job.data);
-    } catch (err) {
-      logger.error({ err, queue: config.queue, jobId: job.id }, 'not an onceflow envelope');
-      throw new UnrecoverableError(`wire format: ${(err as Error).message}`);
+    const read = deps.read(job);
+    if (deadLetters && read.attempt > deadLetters.limit) {
+      await deadLetters.move(job, lockToken, { attempts: read.attempt - 1 }).catch((err) => {
+        logger.warn({ err, queue, jobId: job.id }, 'not moved to the dead-letter queue');
+      });
+      throw SETTLED;
     }
     const init = jobDelivery(
       {
-        deadLetterQueue: deps.deadLetterQueue,
-        lockMs: deps.lockMs,
-        maxLockMs: config.maxLockMs,
+        lockMs: config.lockMs,
         complete: (done, doneToken) => worker.complete(done, doneToken),
+        deadLetters,
       },
       job,
       lockToken,
-      envelope,
+      read,
     );
     try {
       await runDelivery(deps.handler, init, {
         onError: (err) =>
-          logger.warn({ err, queue: config.queue, id: envelope.id }, 'settlement not recorded'),
+          logger.warn({ err, queue, id: read.envelope.id }, 'settlement not recorded'),
       });
     } finally {
       init.dispose();
@@ -64,19 +76,19 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   };
 
   const connection = openRedis(config.url, config.redis, 'worker', logger);
-  const worker = new AdapterWorker(config.queue, processor, {
+  const worker = new AdapterWorker(queue, processor, {
     connection,
     prefix: config.prefix,
     concurrency: deps.concurrency,
-    lockDuration: deps.lockMs,
+    lockDuration: config.lockMs,
     skipLockRenewal: true,
-    stalledInterval: config.stalledIntervalMs ?? Math.min(deps.lockMs, 30_000),
-    maxStalledCount: config.maxStalledCount,
+    stalledInterval: config.stalledIntervalMs ?? Math.min(config.lockMs, 30_000),
+    maxStalledCount: NEVER,
     autorun: false,
   });
-  worker.on('error', (err) => logger.warn({ err, queue: config.queue }, 'bullmq worker error'));
+  worker.on('error', (err) => logger.warn({ err, queue }, 'bullmq worker error'));
   const running = worker.run().catch((err: unknown) => {
-    logger.error({ err, queue: config.queue }, 'bullmq worker stopped');
+    logger.error({ err, queue }, 'bullmq worker stopped');
   });
   try {
     await worker.waitUntilReady();

@@ -3,7 +3,7 @@
  * has exactly two, its own repeat-job shape) or that reads as an integer, and the default dedupe
  * key is `<source>:<id>`. So `%` and `:` are percent-escaped (`%25`, `%3A`), and a key that would
  * still read as an integer gets the prefix `%N`, which escaping never produces. Injective, so two
- * keys never share a job id, and reversible for the dead-letter store.
+ * keys never share a job id, and reversible (`dedupeKeyOfJobId`).
  *
  * @example
  * jobIdOf('stripe:evt_1'); // 'stripe%3Aevt_1'

@@ -1,26 +1,45 @@
 import {
   createLifecycle,
   createSubscriptions,
+  decodeDelivery,
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import { type Transport, type TransportCapabilities, silentLogger } from '@onceflow/core';
-import { type JobsOptions, Queue } from 'bullmq';
+import {
+  type BrokerDeadLetters,
+  type ConsumeOptions,
+  type TopologySetup,
+  type Transport,
+  type TransportCapabilities,
+  silentLogger,
+} from '@onceflow/core';
+import { type Job, type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type BullmqTransportConfig, parseBullmqConfig } from './config.js';
 import { openRedis } from './connection.js';
-import { startConsumer } from './consumer.js';
-import { createDeadLetters } from './dead-letters.js';
-import { type DeadLetterData, MAX_DELAY_MS } from './delivery.js';
+import { type ConsumerDeps, startConsumer } from './consumer.js';
+import {
+  type DeadLetterData,
+  bodyOf,
+  createDeadLetterQueue,
+  readDeadLetter,
+} from './dead-letter-queue.js';
+import { MAX_DELAY_MS } from './delivery.js';
 import { asTransport } from './errors.js';
 import { jobIdOf } from './job-id.js';
 
-/** A transport over one BullMQ queue. */
-export interface BullmqTransport extends Transport {
+/** A transport over one BullMQ queue, with its dead-letter queue. */
+export interface BullmqTransport extends Transport, TopologySetup, BrokerDeadLetters {
   readonly name: 'bullmq';
   readonly queue: string;
 }
+
+/** A work job as a delivery: `attempt` is BullMQ's `attemptsStarted` (retries and lock expiries). */
+const readWork = (job: Job<unknown>) => ({
+  envelope: decodeDelivery(bodyOf(job.data)),
+  attempt: job.attemptsStarted,
+});
 
 const DURABILITY =
   'publish resolves once Redis has run BullMQ’s add script for every job; the jobs are durable only as far as Redis persists them: with appendonly yes and appendfsync always they are on disk before the reply, with appendfsync everysec up to a second of jobs can be lost on a crash, and without AOF (RDB snapshots only, or no persistence) a Redis restart loses them';
@@ -31,18 +50,22 @@ interface Opened {
   readonly dead: Queue<DeadLetterData>;
 }
 
+type Reading = Pick<ConsumerDeps, 'queue' | 'read' | 'deadLetters'>;
+
 /**
  * The onceflow Transport on BullMQ. `publish` adds one job per message with `jobId` = the
  * escaped dedupe key (see `jobIdOf`): while a job with that id exists (waiting, active, delayed,
  * or finished and kept for `dedupeWindowMs`) a re-publish is silently ignored by BullMQ. Each
- * `consume` runs its own BullMQ `Worker`; dead letters go to a dedicated queue.
+ * `consume` runs its own BullMQ `Worker`. A job delivered `deliveryLimit` times moves to the
+ * dead-letter queue `<queue>-dead-letters`, which `consumeDeadLetters` reads with a `Worker` of
+ * its own (ack completes the entry, retry puts it back there, delayed).
  *
- * No I/O in the factory: `start()` connects (and may be called again after a failure); `close()`
- * drains every subscription, then disconnects. Reconnects after a Redis restart are ioredis'.
+ * No I/O in the factory: the first `publish`, `consume` or `consumeDeadLetters` connects, as does
+ * `start()` (optional; it may be called again after a failure); `close()` drains every
+ * subscription, then disconnects. Reconnects after a Redis restart are ioredis'.
  *
  * @example
  * const transport = createBullmqTransport({ url: 'redis://127.0.0.1:6379', queue: 'payments' });
- * await transport.start();
  * await transport.publish([{ envelope }]);
  */
 export function createBullmqTransport(input: BullmqTransportConfig): BullmqTransport {
@@ -55,9 +78,10 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
   const capabilities: TransportCapabilities = {
     brokerDedupe: { windowMs: config.dedupeWindowMs },
     orderingPerKey: false,
-    lock: { scope: 'message', maxMs: config.maxLockMs },
+    lock: { scope: 'message', ms: config.lockMs },
     maxDelayMs: MAX_DELAY_MS,
     maxMessageBytes: config.maxMessageBytes,
+    deliveryLimit: config.deliveryLimit,
     durability: DURABILITY,
   };
 
@@ -91,11 +115,24 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
   });
   const opened = (op: string): Promise<Opened> => lifecycle.start(op);
 
+  const subscribe = async (
+    op: string,
+    reading: (o: Opened) => Reading,
+    handler: ConsumerDeps['handler'],
+    options: ConsumeOptions,
+  ) => {
+    const { concurrency } = parseConsumeOptions(options);
+    const o = await opened(op);
+    const consumer = await asTransport(op, () =>
+      startConsumer({ config, logger, ...reading(o), handler, concurrency }),
+    );
+    return subscriptions.track(() => consumer.close());
+  };
+
   return {
     name: 'bullmq',
     queue: config.queue,
     capabilities,
-    deadLetters: createDeadLetters({ queues: () => opened('deadLetters'), jobOptions }),
 
     async start() {
       await opened('start');
@@ -116,14 +153,25 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
       });
     },
 
-    async consume(handler, options) {
-      const { concurrency, lockMs } = parseConsumeOptions(options, capabilities);
-      const { dead } = await opened('consume');
-      const consumer = await asTransport('consume', () =>
-        startConsumer({ config, logger, deadLetterQueue: dead, handler, concurrency, lockMs }),
-      );
-      return subscriptions.track(() => consumer.close());
-    },
+    consume: (handler, options) =>
+      subscribe(
+        'consume',
+        ({ dead }) => ({
+          queue: config.queue,
+          read: readWork,
+          deadLetters: createDeadLetterQueue(dead, { limit: config.deliveryLimit, jobOptions }),
+        }),
+        handler,
+        options,
+      ),
+
+    consumeDeadLetters: (handler, options) =>
+      subscribe(
+        'consumeDeadLetters',
+        () => ({ queue: config.deadLetterQueue, read: readDeadLetter }),
+        handler,
+        options,
+      ),
 
     close: () => lifecycle.close(),
   };

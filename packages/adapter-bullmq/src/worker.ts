@@ -17,13 +17,13 @@ type Fetched = [jobData: JobJson, jobId: string, rateLimitDelay?: number, delayU
  * processor returns by throwing `SETTLED`. Without one (the queue was empty, the worker is
  * closing or at its concurrency) the loop fetches as before.
  */
-export class AdapterWorker extends Worker<string, void> {
+export class AdapterWorker extends Worker<unknown, void> {
   /** The loop's "may fetch more" check of each running job, by lock token. */
   readonly #mayFetch = new Map<string, () => boolean>();
   /** The job an ack fetched, by the acked job's lock token, until its processor returns. */
   readonly #fetched = new Map<string, Fetched>();
 
-  override async processJob(job: Job<string, void>, token: string, mayFetch = () => true) {
+  override async processJob(job: Job<unknown, void>, token: string, mayFetch = () => true) {
     this.#mayFetch.set(token, mayFetch);
     try {
       return await super.processJob(job, token, mayFetch);
@@ -34,7 +34,7 @@ export class AdapterWorker extends Worker<string, void> {
   }
 
   /** `moveToCompleted`, fetching the next job when the loop would fetch one now. */
-  async complete(job: Job<string, void>, token: string): Promise<void> {
+  async complete(job: Job<unknown, void>, token: string): Promise<void> {
     const fetchNext = !this.closing && !this.isPaused() && (this.#mayFetch.get(token)?.() ?? false);
     const next = await job.moveToCompleted(undefined, token, fetchNext);
     if (Array.isArray(next) && next[0]) this.#fetched.set(token, next as Fetched);
@@ -42,11 +42,11 @@ export class AdapterWorker extends Worker<string, void> {
 
   protected override async handleFailed(
     err: Error,
-    job: Job<string, void>,
+    job: Job<unknown, void>,
     token: string,
     mayFetch?: () => boolean,
     span?: Span,
-  ): Promise<Job<string, void>> {
+  ): Promise<Job<unknown, void>> {
     // A fetched job means this one was acked (completed): hand the next over, whatever `err` is.
     const fetched = this.#fetched.get(token);
     if (!fetched) return super.handleFailed(err, job, token, mayFetch, span);

@@ -20,9 +20,9 @@ describe('parseBullmqConfig', () => {
       prefix: 'onceflow',
       deadLetterQueue: 'payments-dead-letters',
       dedupeWindowMs: 3_600_000,
-      maxLockMs: 3_600_000,
+      lockMs: 30_000,
+      deliveryLimit: 20,
       maxMessageBytes: 4 * 1024 * 1024,
-      maxStalledCount: 1_000_000,
       redis: {},
     });
   });
@@ -35,14 +35,20 @@ describe('parseBullmqConfig', () => {
       prefix: 'p',
       deadLetterQueue: 'dlq',
       dedupeWindowMs: 1_000,
-      maxLockMs: 5,
+      lockMs: 5,
+      deliveryLimit: 1,
       maxMessageBytes: 10,
       stalledIntervalMs: 200,
-      maxStalledCount: 0,
       redis: { password: 'x' },
       logger,
     });
-    expect(config).toMatchObject({ deadLetterQueue: 'dlq', stalledIntervalMs: 200, logger });
+    expect(config).toMatchObject({
+      deadLetterQueue: 'dlq',
+      lockMs: 5,
+      deliveryLimit: 1,
+      stalledIntervalMs: 200,
+      logger,
+    });
     expect(config.redis).toEqual({ password: 'x' });
   });
 
@@ -63,10 +69,10 @@ describe('parseBullmqConfig', () => {
       prefix: 'x:y',
       deadLetterQueue: '',
       dedupeWindowMs: 999,
-      maxLockMs: 0,
+      lockMs: 0,
+      deliveryLimit: 0,
       maxMessageBytes: 1.5,
       stalledIntervalMs: -1,
-      maxStalledCount: -1,
       redis: 'nope' as never,
       logger: 3 as never,
     });
@@ -76,16 +82,21 @@ describe('parseBullmqConfig', () => {
       'prefix',
       'deadLetterQueue',
       'dedupeWindowMs',
-      'maxLockMs',
+      'lockMs',
+      'deliveryLimit',
       'maxMessageBytes',
       'stalledIntervalMs',
-      'maxStalledCount',
       'redis',
       'logger',
     ]) {
       expect(message).toContain(`at ${field}`);
     }
     expect(message).toContain('must not contain ":"');
+  });
+
+  it('refuses a deliveryLimit that is not a positive integer (the broker always gives up)', () => {
+    expect(messageOf({ queue: 'q', deliveryLimit: false as never })).toContain('at deliveryLimit');
+    expect(messageOf({ queue: 'q', deliveryLimit: 2.5 })).toContain('at deliveryLimit');
   });
 
   it('requires a queue', () => {

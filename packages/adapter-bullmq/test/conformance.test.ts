@@ -7,8 +7,8 @@ const prefix = runPrefix();
 
 describeTransportConformance('bullmq', {
   // Each call is a new transport with its own connections, as another process would open it.
-  createTransport: async ({ queue }) =>
-    createBullmqTransport({ url, prefix, queue, stalledIntervalMs: 200 }),
+  createTransport: async ({ queue, lockMs }) =>
+    createBullmqTransport({ url, prefix, queue, lockMs, stalledIntervalMs: 200 }),
   cleanup: ({ queue }) => deleteBullmqQueue({ url, prefix, queue }),
   timeouts: { lockMs: 500 },
 });

@@ -26,7 +26,7 @@ interface Report {
 
 afterAll(async () => {
   await deleteBullmqQueue({ url, prefix, queue });
-  // The store's keys are `{<prefix>:processed}:…`, the counters `<prefix>:effects:…`.
+  // The store's keys are `{<prefix>:records}:…`, the counters `<prefix>:effects:…`.
   for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
     const keys = await redis.keys(pattern);
     if (keys.length > 0) await redis.del(...keys);
@@ -51,7 +51,6 @@ describe('bullmq transport across processes', () => {
       });
       const transport = createBullmqTransport({ url, prefix, queue, stalledIntervalMs: 200 });
       closers.push(() => transport.close());
-      await transport.start();
       const event = testEnvelope();
       await transport.publish([{ envelope: event }]);
       const first = await waitUntil(() => reports.find((r) => r.type === 'delivery'), {
@@ -68,7 +67,7 @@ describe('bullmq transport across processes', () => {
           got.push({ attempt: d.attempt, at: Date.now(), effected });
           await d.ack();
         },
-        { concurrency: 1, lockMs: 30_000 },
+        { concurrency: 1 },
       );
       await waitUntil(() => got.length === 1, { timeoutMs: 10_000, message: 'the redelivery' });
 

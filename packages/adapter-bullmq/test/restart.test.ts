@@ -6,7 +6,7 @@ import {
   waitUntil,
 } from '@onceflow/conformance';
 import { type Envelope, toOnceflowError } from '@onceflow/core';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import { describe, expect, it } from 'vitest';
 import { startRedisServer } from '@onceflow/test-servers';
 import { createBullmqTransport } from '../src/index.js';
@@ -19,13 +19,13 @@ describe('bullmq transport and a Redis restart', () => {
     const transport = createBullmqTransport({
       url: redis.url,
       queue: 'restart',
+      lockMs: 5_000,
       stalledIntervalMs: 200,
     });
     try {
-      await transport.start();
       const effects = new Map<string, number>();
       const delayed = new Set<string>();
-      const guarded = handleOnce(createMemoryInbox(), async (d) => {
+      const guarded = handleOnce(createMemoryStore(), async (d) => {
         effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
       });
       const spy: HandlerSpy = createHandlerSpy(
@@ -36,7 +36,7 @@ describe('bullmq transport and a Redis restart', () => {
         },
         { timeoutMs: 20_000 },
       );
-      await transport.consume(spy.handler(), { concurrency: 4, lockMs: 5_000 });
+      await transport.consume(spy.handler(), { concurrency: 4 });
 
       const before = Array.from({ length: 10 }, () => testEnvelope());
       const waiting = Array.from({ length: 5 }, () => testEnvelope());
