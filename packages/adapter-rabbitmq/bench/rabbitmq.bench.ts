@@ -11,7 +11,7 @@ import {
   printComparisons,
   publishAll,
 } from '@onceflow/conformance/bench';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import type { Envelope } from '@onceflow/core';
 import amqp from 'amqplib';
 import { createRabbitMqTransport, defaultAmqpUrl, deleteRabbitMqQueues } from '../src/index.js';
@@ -91,7 +91,7 @@ const consumeRows = await interleaved(ROUNDS, [
     return consumeWithWorker({
       label: 'onceflow worker consume',
       transport,
-      processed: createMemoryInbox(),
+      records: createMemoryStore(),
       count: CONSUME,
       concurrency: CONCURRENCY,
     });

@@ -13,8 +13,6 @@ export interface AckBatcher {
   received(msg: Message): void;
   /** Acks `msg` at the end of this turn; resolves once written, rejects if the channel failed. */
   ack(msg: Message): Promise<void>;
-  /** Rejects `msg` at once (after writing the acks pending before it). */
-  nack(msg: Message, requeue: boolean): void;
   /** Writes every pending ack now (before the channel is closed or cancelled). */
   flush(): void;
 }
@@ -77,11 +75,6 @@ export function createAckBatcher(channel: Channel): AckBatcher {
         scheduled = setImmediate(flush);
       }
       return pending.promise;
-    },
-    nack(msg, requeue) {
-      flush();
-      outstanding.delete(msg.fields.deliveryTag);
-      channel.nack(msg, false, requeue);
     },
     flush,
   };

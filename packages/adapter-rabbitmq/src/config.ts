@@ -17,7 +17,10 @@ const positiveInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
 
 const optionsSchema = z
   .object({
-    /** The work queue. The dead-letter queue `<queue>.dlq` and retry queues `<queue>.retry.<ms>` are derived from it. */
+    /**
+     * The work queue. The dead-letter queue `<queue>.dlq` and the retry queues `<queue>.retry.<ms>`
+     * and `<queue>.dlq.retry.<ms>` are derived from it.
+     */
     queue: z.string().min(1).max(200),
     /** AMQP URL. Default `$ONCEFLOW_AMQP_URL`, else `amqp://guest:guest@127.0.0.1:5672`. */
     url: z.string().min(1).optional(),
@@ -43,10 +46,20 @@ const optionsSchema = z
     /** Most publishes awaiting the broker's confirm at once, pipelined on one channel. Default 1024. */
     maxUnconfirmed: positiveInt.default(1024),
     /**
-     * The broker's `consumer_timeout` (ms): a delivery held longer than this closes its channel and
-     * returns. Declared as `lock.maxMs`. Default 1 800 000 (RabbitMQ's default, 30 min).
+     * The worker's processing lease (ms), declared as `lock.ms`. RabbitMQ's lock is the consumer
+     * channel's: a delivery is held while its channel lives, with nothing to renew, so this bounds
+     * only how long another worker waits on the event record after this one stops renewing.
+     * Default 30 000.
      */
-    consumerTimeoutMs: positiveInt.default(1_800_000),
+    lockMs: positiveInt.default(30_000),
+    /**
+     * Deliveries after which a message moves to `<queue>.dlq` instead of being delivered again
+     * (a handler that keeps retrying, a consumer that keeps crashing, a store that was down),
+     * declared as `deliveryLimit`; the worker reads it back from there into the event record.
+     * Keep it above the worker's `retry.maxAttempts`. On quorum queues it is also the queue's
+     * `x-delivery-limit`, fixed when the queue is declared. Default 20.
+     */
+    deliveryLimit: z.number().int().min(1).max(1_000_000).default(20),
     /** Largest encoded envelope `publish` accepts (bytes). Default 8 MiB (the broker allows 128 MiB). */
     maxMessageBytes: positiveInt.default(8 * MiB),
     /**
@@ -58,7 +71,7 @@ const optionsSchema = z
     reconnectMaxMs: positiveInt.default(5_000),
     /** Shown as the connection name in the management UI and `rabbitmqctl list_connections`. Default `onceflow`. */
     connectionName: z.string().min(1).default('onceflow'),
-    /** Receives connection losses and undeliverable messages. Default: silent. */
+    /** Receives connection losses and settlements that could not be recorded. Default: silent. */
     logger: loggerSchema.default(() => silentLogger),
   })
   .strict()

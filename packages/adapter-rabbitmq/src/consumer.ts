@@ -1,15 +1,17 @@
-import { createBackoff, createInFlight, runDelivery } from '@onceflow/core/kit';
-import { type Delivery, type Logger, LockLostError, type Subscription } from '@onceflow/core';
+import { createBackoff, createInFlight } from '@onceflow/core/kit';
+import { type Logger, LockLostError, type Subscription } from '@onceflow/core';
 import type { Channel, Message } from 'amqplib';
 import { type AckBatcher, createAckBatcher } from './acks.js';
-import { type ConsumerChannel, type DeliveryDeps, brokerDelivery } from './delivery.js';
+import type { ConsumerChannel } from './delivery.js';
 import type { Link } from './link.js';
 import { type ChannelSignals, createChannelSignals } from './signals.js';
-import { fromWorkMessage } from './marshal.js';
 
-export interface ConsumerDeps extends DeliveryDeps {
+export interface ConsumerDeps {
   readonly link: Link;
-  readonly handler: (delivery: Delivery) => Promise<void>;
+  /** The queue consumed: the work queue or the dead-letter queue. */
+  readonly queue: string;
+  /** Handles one message and settles it through `on.acks` (see `receiveWork`). */
+  readonly receive: (on: ConsumerChannel, msg: Message) => Promise<void>;
   readonly concurrency: number;
   readonly reconnectMinMs: number;
   readonly reconnectMaxMs: number;
@@ -27,7 +29,7 @@ interface Attached {
 }
 
 /**
- * One consumer of the work queue on a channel of its own, with prefetch = `concurrency`, so the
+ * One consumer of a queue on a channel of its own, with prefetch = `concurrency`, so the
  * broker never hands it more unsettled deliveries than handlers may run. When the channel or the
  * connection is lost (broker restart, consumer timeout, network), the deliveries it held return
  * to the queue on the broker's side and their `signal`s abort here; the consumer re-attaches with
@@ -37,7 +39,7 @@ interface Attached {
  * unsettled one is retried at once by `runDelivery`), then closes the channel. Idempotent.
  */
 export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
-  const { logger, names } = deps;
+  const { logger, queue } = deps;
   const inFlight = createInFlight(deps.concurrency);
   const backlog: [Attached, Message][] = [];
   let current: Attached | undefined;
@@ -49,21 +51,9 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   });
 
   const deliver = async (on: Attached, msg: Message) => {
-    let work: ReturnType<typeof fromWorkMessage>;
-    try {
-      work = fromWorkMessage(msg);
-    } catch (err) {
-      logger.error({ err, queue: names.work }, 'undecodable message: dead-lettered by the broker');
-      if (!on.controller.signal.aborted) on.acks.nack(msg, false);
-      return;
-    }
     const held = on.signals.take();
-    const consumer: ConsumerChannel = { acks: on.acks, signal: held.signal };
     try {
-      await runDelivery(deps.handler, brokerDelivery(deps, consumer, msg, work), {
-        onError: (err) =>
-          logger.warn({ err, queue: names.work, id: work.envelope.id }, 'settlement not recorded'),
-      });
+      await deps.receive({ acks: on.acks, signal: held.signal }, msg);
     } finally {
       on.signals.release(held);
     }
@@ -80,13 +70,13 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   const lost = (on: Attached, why: string) => {
     if (on.controller.signal.aborted) return;
     const reason = new LockLostError(
-      `consumer of ${names.work}: ${why}; its deliveries return to the queue`,
+      `consumer of ${queue}: ${why}; its deliveries return to the queue`,
     );
     on.controller.abort(reason);
     on.signals.abort(reason);
     if (current === on) current = undefined;
     if (!closing) {
-      logger.warn({ queue: names.work, why }, 'rabbitmq consumer lost; re-attaching');
+      logger.warn({ queue, why }, 'rabbitmq consumer lost; re-attaching');
       schedule();
     }
   };
@@ -102,12 +92,12 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       signals: createChannelSignals(),
     };
     channel.on('error', (err: unknown) =>
-      logger.warn({ err, queue: names.work }, 'rabbitmq consumer channel error'),
+      logger.warn({ err, queue }, 'rabbitmq consumer channel error'),
     );
     channel.on('close', () => lost(on, 'channel closed'));
     try {
       await channel.prefetch(deps.concurrency, false);
-      const { consumerTag } = await channel.consume(names.work, (msg) => {
+      const { consumerTag } = await channel.consume(queue, (msg) => {
         if (msg === null) return void channel.close().catch(() => {}); // cancelled by the broker
         on.acks.received(msg);
         backlog.push([on, msg]);
@@ -131,7 +121,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     timer = setTimeout(() => {
       timer = undefined;
       attach().catch((err: unknown) => {
-        logger.warn({ err, queue: names.work }, 'rabbitmq consumer: re-attach failed');
+        logger.warn({ err, queue }, 'rabbitmq consumer: re-attach failed');
         schedule();
       });
     }, backoff.next());

@@ -3,8 +3,8 @@ import { DEFAULT_RETRY_DELAYS_MS, defaultAmqpUrl } from './config.js';
 import { queueNames } from './topology.js';
 
 /**
- * Deletes a work queue and every queue derived from it (dead-letter queue, retry queues of the
- * given delay buckets), with their messages. For tests, demos and tearing down an environment;
+ * Deletes a work queue and every queue derived from it (dead-letter queue, the retry queues of
+ * both for the given delay buckets), with their messages. For tests, demos and tearing down an environment;
  * never called by the transport itself. Missing queues are skipped.
  *
  * @example
@@ -19,10 +19,11 @@ export async function deleteRabbitMqQueues(options: {
   const conn = await amqp.connect(options.url ?? defaultAmqpUrl());
   try {
     const ch = await conn.createChannel();
+    const buckets = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
     const all = [
       names.work,
       names.deadLetter,
-      ...(options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS).map((d) => names.retry(d)),
+      ...buckets.flatMap((d) => [names.retry(d), names.retry(d, names.deadLetter)]),
     ];
     for (const name of all) await ch.deleteQueue(name);
     await ch.close();

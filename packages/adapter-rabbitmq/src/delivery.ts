@@ -1,8 +1,13 @@
-import { checkExtendLock, type DeliveryInit } from '@onceflow/core/kit';
-import { LockLostError } from '@onceflow/core';
+import { checkRetryDelay, type DeliveryInit, runDelivery } from '@onceflow/core/kit';
+import { type Delivery, type Logger, LockLostError } from '@onceflow/core';
 import type { Message } from 'amqplib';
 import type { AckBatcher } from './acks.js';
-import { toDeadLetterMessage, toWorkMessage, type WorkMessage } from './marshal.js';
+import {
+  fromWorkMessage,
+  toDeadLetterMessage,
+  toWorkMessage,
+  type WorkMessage,
+} from './marshal.js';
 import type { OutgoingAmqp } from './publisher.js';
 import type { QueueNames } from './topology.js';
 
@@ -15,70 +20,131 @@ export interface ConsumerChannel {
 export interface DeliveryDeps {
   readonly names: QueueNames;
   readonly maxMessageBytes: number;
-  readonly consumerTimeoutMs: number;
+  readonly deliveryLimit: number;
+  /** The longest retry delay (the largest bucket). */
+  readonly maxDelayMs: number;
+  readonly logger: Logger;
   /** Publishes with confirms (the transport's publisher). */
   send(messages: readonly OutgoingAmqp[]): Promise<void>;
-  /** The retry queue for `delayMs` (declared on first use), or the work queue for 0. */
-  retryQueue(delayMs: number): Promise<string>;
+  /**
+   * The delay bucket of `target` for `delayMs` (declared on first use), or `target` itself for 0.
+   * Throws `RangeError` for a delay beyond `maxDelayMs`.
+   */
+  retryQueue(target: string, delayMs: number): Promise<string>;
+}
+
+/** The settle operations every delivery shares: ack, and publish-a-copy-then-ack. */
+export interface Settle {
+  ack(): Promise<void>;
+  /** Publishes `copy` (confirmed), then acks the original. */
+  replace(copy: OutgoingAmqp): Promise<void>;
 }
 
 /**
- * The broker side of one delivery, for the kit's `runDelivery`. `retry` and `deadLetter` publish a
- * copy (to a retry queue or the dead-letter queue) and ack the original only once the broker
- * confirmed the copy, so nothing is lost in between; if the consumer channel is lost in that
- * window the original returns as well and arrives again (the processed-guard makes it harmless).
- * Every settlement rejects with `LockLostError`, publishing nothing, once the channel is lost.
- * `ack` resolves once written to the channel (acks of one event-loop turn go out together, see
- * `acks.ts`); AMQP does not confirm acks, so an ack lost with its connection means one more delivery.
+ * Every settlement rejects with `LockLostError`, publishing nothing, once the consumer channel is
+ * lost. `replace` acks the original only once the broker confirmed the copy, so nothing is lost in
+ * between; if the channel is lost in that window the original returns as well and arrives again
+ * (the worker's record guard makes it harmless). `ack` resolves once written to the channel (acks
+ * of one event-loop turn go out together, see `acks.ts`); AMQP does not confirm acks, so an ack
+ * lost with its connection means one more delivery.
  */
-export function brokerDelivery(
+export function settleOn(
   deps: DeliveryDeps,
-  consumer: ConsumerChannel,
+  on: ConsumerChannel,
   msg: Message,
-  work: WorkMessage,
-): DeliveryInit {
-  const what = `${deps.names.work}/${work.envelope.id}`;
+  what: string,
+): Settle {
   const held = () => {
-    if (consumer.signal.aborted) {
+    if (on.signal.aborted) {
       throw new LockLostError(`${what}: its consumer channel closed; it will be redelivered`);
     }
   };
-  const ackOriginal = async () => {
+  const ack = async () => {
     held();
     try {
-      await consumer.acks.ack(msg);
+      await on.acks.ack(msg);
     } catch (err) {
       throw new LockLostError(`${what}: ack failed: ${(err as Error).message}`, { cause: err });
     }
   };
-  const republish = async (copy: OutgoingAmqp) => {
-    held();
-    await deps.send([copy]);
-    await ackOriginal();
+  return {
+    ack,
+    async replace(copy) {
+      held();
+      await deps.send([copy]);
+      await ack();
+    },
   };
+}
 
+/** The dead-letter copy of a work message that had `attempts` deliveries. */
+const deadLetterCopy = (
+  deps: DeliveryDeps,
+  work: WorkMessage,
+  attempts: number,
+  error = work.lastError,
+) =>
+  toDeadLetterMessage(deps.names.deadLetter, work, {
+    reason: `delivery limit exceeded after ${attempts} deliveries`,
+    attempts,
+    lastError: error,
+    deadLetteredAt: new Date().toISOString(),
+  });
+
+/**
+ * The broker side of one work-queue delivery, for the kit's `runDelivery`. `retry` publishes a
+ * copy with `attempt + 1` to a delay bucket (or straight back to the work queue for 0), except
+ * that a retry of the `deliveryLimit`-th delivery moves the message to `<queue>.dlq` instead.
+ * Consumer-scoped lock: nothing to renew, so it is not a `RenewableDelivery`.
+ */
+export function workDelivery(
+  deps: DeliveryDeps,
+  on: ConsumerChannel,
+  msg: Message,
+  work: WorkMessage,
+): DeliveryInit {
+  const settle = settleOn(deps, on, msg, `${deps.names.work}/${work.envelope.id}`);
   return {
     envelope: work.envelope,
     attempt: work.attempt,
-    signal: consumer.signal,
-    async extendLock(ms) {
-      checkExtendLock(ms, deps.consumerTimeoutMs);
-      held(); // nothing to renew: the delivery is held as long as its channel lives
-    },
-    ack: ackOriginal,
+    signal: on.signal,
+    ack: settle.ack,
     async retry({ delayMs, error }) {
-      const queue = await deps.retryQueue(delayMs);
+      if (work.attempt >= deps.deliveryLimit) {
+        checkRetryDelay(delayMs, deps.maxDelayMs);
+        return settle.replace(deadLetterCopy(deps, work, work.attempt, error ?? work.lastError));
+      }
+      const queue = await deps.retryQueue(deps.names.work, delayMs);
       const next = { ...work, attempt: work.attempt + 1, lastError: error ?? work.lastError };
-      await republish(toWorkMessage(queue, next, deps.maxMessageBytes));
+      await settle.replace(toWorkMessage(queue, next, deps.maxMessageBytes));
     },
-    async deadLetter({ reason, error }) {
-      const fields = {
-        reason,
-        attempts: work.attempt,
-        lastError: error ?? work.lastError,
-        deadLetteredAt: new Date().toISOString(),
-      };
-      await republish(toDeadLetterMessage(deps.names.deadLetter, work, fields));
-    },
+  };
+}
+
+/**
+ * Handles one work-queue message: runs `handler` on it, or, when its attempt is past
+ * `deliveryLimit` (redelivered after its consumer died, counted by a quorum queue), moves it to
+ * `<queue>.dlq` without running the handler. A move that fails leaves the message with its
+ * channel, which returns it when it closes.
+ */
+export function receiveWork(
+  deps: DeliveryDeps,
+  handler: (delivery: Delivery) => Promise<void>,
+): (on: ConsumerChannel, msg: Message) => Promise<void> {
+  const onError = (err: unknown, id: string) =>
+    deps.logger.warn({ err, queue: deps.names.work, id }, 'settlement not recorded');
+  return async (on, msg) => {
+    const work = fromWorkMessage(msg);
+    const id = work.envelope.id;
+    if (work.attempt > deps.deliveryLimit) {
+      const settle = settleOn(deps, on, msg, `${deps.names.work}/${id}`);
+      await settle
+        .replace(deadLetterCopy(deps, work, work.attempt - 1))
+        .catch((err: unknown) => onError(err, id));
+      return;
+    }
+    await runDelivery(handler, workDelivery(deps, on, msg, work), {
+      onError: (err) => onError(err, id),
+    });
   };
 }

@@ -1,8 +1,8 @@
-import type { DeadLetter, Envelope, ErrorInfo } from '@onceflow/core';
+import type { Envelope, ErrorInfo } from '@onceflow/core';
 import {
-  type DeadLetterFields,
+  type BrokerDeadLetterFields,
   deadLetterHeaders,
-  decodeEnvelope,
+  decodeDelivery,
   dedupeKeyOf,
   encodeEnvelope,
   encodeWithinLimit,
@@ -11,7 +11,7 @@ import {
   readDeadLetterHeaders,
   WIRE_VERSION,
 } from '@onceflow/core/kit';
-import type { Message, MessageProperties } from 'amqplib';
+import type { Message } from 'amqplib';
 import type { OutgoingAmqp } from './publisher.js';
 
 export interface WorkMessage {
@@ -53,11 +53,14 @@ export function toWorkMessage(queue: string, m: WorkMessage, maxBytes: number): 
   return { queue, body, options: { ...baseProperties(m.envelope), headers } };
 }
 
-/** A message for the dead-letter queue, with reason, attempts and last error in headers. */
+/**
+ * A message for the dead-letter queue (or one of its delay buckets), with reason, attempts, last
+ * error and time in onceflow's dead-letter headers (`deadLetterHeaders`).
+ */
 export function toDeadLetterMessage(
   queue: string,
-  m: Omit<WorkMessage, 'attempt'>,
-  fields: DeadLetterFields,
+  m: Pick<WorkMessage, 'envelope' | 'dedupeKey'>,
+  fields: BrokerDeadLetterFields,
 ): OutgoingAmqp {
   const headers: Record<string, string> = {
     [H.wireVersion]: String(WIRE_VERSION),
@@ -69,51 +72,77 @@ export function toDeadLetterMessage(
   return { queue, body, options: { ...baseProperties(m.envelope), headers } };
 }
 
+const count = (v: unknown): number => {
+  const n = Number(text(v) ?? 0);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+};
+
+/** The attempt header: the attempt this copy's first delivery has (absent: 1). */
+const baseAttempt = (headers: Record<string, unknown>): number => {
+  const base = Number(text(headers[H.attempt]));
+  return Number.isSafeInteger(base) && base >= 1 ? base : 1;
+};
+
 /**
- * How often the broker handed this message out before: `x-delivery-count` on quorum queues, else
- * 1 when it is flagged redelivered (classic queues only say "at least once before").
+ * How often the broker handed this copy out before, as counted by the queue: quorum queues say
+ * `x-delivery-count` (every return on 3.x; failed deliveries only on 4.x, which counts every
+ * acquisition in `x-acquired-count`); classic queues only flag a redelivery ("at least once").
  */
 function returns(msg: Message): number {
-  const count = Number(msg.properties.headers?.['x-delivery-count'] ?? 0);
-  return Math.max(Number.isSafeInteger(count) ? count : 0, msg.fields.redelivered ? 1 : 0);
+  const headers = msg.properties.headers ?? {};
+  const counted = Math.max(count(headers['x-delivery-count']), count(headers['x-acquired-count']));
+  return Math.max(counted, msg.fields.redelivered ? 1 : 0);
 }
 
-/** Reads a work-queue delivery. Throws `WireFormatError` when the body is not a v1 envelope. */
+/**
+ * Reads a work-queue delivery; never throws. `attempt` is the attempt header (set by a retry) plus
+ * the broker's returns. A body that is not a v1 envelope becomes the kit's `onceflow.undecodable`
+ * envelope carrying the raw bytes (`decodeDelivery`), which the worker dead-letters.
+ */
 export function fromWorkMessage(msg: Message): WorkMessage {
   const headers = msg.properties.headers ?? {};
-  const envelope = decodeEnvelope(msg.content.toString('utf8'));
-  const base = Number(text(headers[H.attempt]));
+  const envelope = decodeDelivery(msg.content);
   return {
     envelope,
     dedupeKey: dedupeKeyOf({ envelope, dedupeKey: text(headers[H.dedupeKey]) }),
-    attempt: (Number.isSafeInteger(base) && base >= 1 ? base : 1) + returns(msg),
+    attempt: baseAttempt(headers) + returns(msg),
     lastError: parseErrorInfo(text(headers[H.lastError])),
   };
 }
 
+/** A dead-letter-queue message as the dead-letter consumer reads it. */
+export interface DeadLetterMessage {
+  readonly envelope: Envelope;
+  readonly dedupeKey: string;
+  /** `attempts`: the deliveries it had on the work queue before it was moved. */
+  readonly fields: BrokerDeadLetterFields;
+}
+
 /**
- * Reads a dead-letter-queue message. Its id is its dedupe key (`<source>:<id>` unless published
- * with another), so copies of one message dead-lettered twice (a redelivery after a lost
- * connection, a relay re-publish) share it. One the broker moved there itself (RabbitMQ 4's
- * delivery limit) has no onceflow reason: it reads `broker: <x-first-death-reason>`.
+ * Reads a dead-letter-queue message; never throws (see `fromWorkMessage`). One the adapter moved
+ * carries onceflow's dead-letter headers. One the broker moved itself (the quorum queue's
+ * `x-delivery-limit`, should the adapter have failed to) has none: it reads
+ * `broker: <x-first-death-reason>`, with at least `deliveryLimit` attempts.
  */
-export function fromDeadLetterMessage(msg: Message): DeadLetter & { readonly dedupeKey: string } {
+export function fromDeadLetterMessage(msg: Message, deliveryLimit: number): DeadLetterMessage {
   const headers = msg.properties.headers ?? {};
-  const props: MessageProperties = msg.properties;
-  const envelope = decodeEnvelope(msg.content.toString('utf8'));
+  const envelope = decodeDelivery(msg.content);
+  const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: text(headers[H.dedupeKey]) });
+  const { timestamp } = msg.properties as { timestamp?: unknown };
   const fallbackAt = new Date(
-    typeof props.timestamp === 'number' ? props.timestamp * 1000 : Date.now(),
+    typeof timestamp === 'number' ? timestamp * 1000 : Date.now(),
   ).toISOString();
   const fields = readDeadLetterHeaders(headers, fallbackAt);
-  const brokerReason = text(headers['x-first-death-reason']);
-  const ours = headers[H.deadLetterReason] !== undefined;
-  const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: text(headers[H.dedupeKey]) });
+  if (headers[H.deadLetterReason] !== undefined) return { envelope, dedupeKey, fields };
+  const counted = Math.max(count(headers['x-delivery-count']), count(headers['x-acquired-count']));
   return {
-    id: dedupeKey,
     envelope,
     dedupeKey,
-    ...fields,
-    reason: ours || brokerReason === undefined ? fields.reason : `broker: ${brokerReason}`,
-    attempts: ours ? fields.attempts : fields.attempts || returns(msg),
+    fields: {
+      ...fields,
+      reason: `broker: ${text(headers['x-first-death-reason']) ?? 'unknown'}`,
+      attempts: Math.max(deliveryLimit, baseAttempt(headers) - 1 + counted),
+      lastError: parseErrorInfo(text(headers[H.lastError])),
+    },
   };
 }

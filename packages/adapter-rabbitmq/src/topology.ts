@@ -4,13 +4,14 @@ import type { Channel, Options } from 'amqplib';
 export interface QueueNames {
   readonly work: string;
   readonly deadLetter: string;
-  retry(delayMs: number): string;
+  /** The delay bucket of `target` (the work queue or the dead-letter queue) for `delayMs`. */
+  retry(delayMs: number, target?: string): string;
 }
 
 export const queueNames = (queue: string): QueueNames => ({
   work: queue,
   deadLetter: `${queue}.dlq`,
-  retry: (delayMs) => `${queue}.retry.${delayMs}`,
+  retry: (delayMs, target = queue) => `${target}.retry.${delayMs}`,
 });
 
 /**
@@ -31,33 +32,48 @@ const deadLetterTo = (target: string) => ({
 
 export type QueueType = 'quorum' | 'classic';
 
+/** How the work queue is declared; every transport on one queue must agree on it. */
+export interface WorkQueueSettings {
+  readonly type: QueueType;
+  readonly deliveryLimit: number;
+}
+
 /**
- * Declares the work queue and its dead-letter queue. Idempotent (same arguments each time).
+ * Declares the work queue and its dead-letter queue. Idempotent (same arguments each time); a
+ * queue that exists with other arguments (another `queueType` or `deliveryLimit`) is refused by
+ * the broker with PRECONDITION_FAILED.
  *
- * - work queue: durable, quorum where supported, dead-lettering to `<queue>.dlq`, so what the
- *   broker itself drops (RabbitMQ 4's delivery limit of 20 on quorum queues) lands there.
- * - `<queue>.dlq`: a durable classic queue. It has no delivery limit, so inspecting dead letters
- *   repeatedly never drops one, and a message returned unacked goes back to its old position.
+ * - work queue: durable, quorum where supported, dead-lettering to `<queue>.dlq`. A quorum queue
+ *   gets `x-delivery-limit` = `deliveryLimit`: the adapter moves a message past the limit itself
+ *   (with onceflow's dead-letter headers), and the broker does it should the adapter fail to.
+ * - `<queue>.dlq`: the broker's dead-letter destination, a durable classic queue with no delivery
+ *   limit of its own, so a dead letter is never dropped.
  */
 export async function declareTopology(
   ch: Channel,
   names: QueueNames,
-  type: QueueType,
+  settings: WorkQueueSettings,
 ): Promise<void> {
   await ch.assertQueue(names.deadLetter, { durable: true });
-  await ch.assertQueue(names.work, workQueueOptions(names, type));
+  await ch.assertQueue(names.work, workQueueOptions(names, settings));
 }
 
-export function workQueueOptions(names: QueueNames, type: QueueType): Options.AssertQueue {
+export function workQueueOptions(
+  names: QueueNames,
+  { type, deliveryLimit }: WorkQueueSettings,
+): Options.AssertQueue {
   return {
     durable: true,
-    arguments: { ...(type === 'quorum' ? quorumArgs : {}), ...deadLetterTo(names.deadLetter) },
+    arguments: {
+      ...(type === 'quorum' ? { ...quorumArgs, 'x-delivery-limit': deliveryLimit } : {}),
+      ...deadLetterTo(names.deadLetter),
+    },
   };
 }
 
-/** A delay bucket: messages wait `delayMs` (message TTL), then dead-letter back to the work queue. */
+/** A delay bucket: messages wait `delayMs` (message TTL), then dead-letter to `target`. */
 export function retryQueueOptions(
-  names: QueueNames,
+  target: string,
   type: QueueType,
   delayMs: number,
 ): Options.AssertQueue {
@@ -65,7 +81,7 @@ export function retryQueueOptions(
     durable: true,
     arguments: {
       ...(type === 'quorum' ? quorumArgs : {}),
-      ...deadLetterTo(names.work),
+      ...deadLetterTo(target),
       'x-message-ttl': delayMs,
     },
   };

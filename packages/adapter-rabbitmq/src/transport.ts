@@ -6,11 +6,21 @@ import {
   dedupeKeyOf,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import type { Transport, TransportCapabilities } from '@onceflow/core';
-import type { Channel } from 'amqplib';
+import {
+  type BrokerDeadLetters,
+  ConfigError,
+  type ConsumeOptions,
+  type Delivery,
+  type Subscription,
+  type TopologySetup,
+  type Transport,
+  type TransportCapabilities,
+} from '@onceflow/core';
+import type { Channel, Message } from 'amqplib';
 import { parseRabbitMqOptions, type RabbitMqTransportOptions } from './config.js';
 import { startConsumer } from './consumer.js';
-import { createDeadLetters } from './dead-letters.js';
+import { receiveDeadLetter } from './dead-letters.js';
+import { type ConsumerChannel, type DeliveryDeps, receiveWork } from './delivery.js';
 import { createLink } from './link.js';
 import { toWorkMessage } from './marshal.js';
 import { createPublisher } from './publisher.js';
@@ -23,7 +33,7 @@ import {
 } from './topology.js';
 
 /** A transport over one RabbitMQ work queue and the queues derived from it. */
-export interface RabbitMqTransport extends Transport {
+export interface RabbitMqTransport extends Transport, TopologySetup, BrokerDeadLetters {
   readonly name: 'rabbitmq';
   readonly queue: string;
 }
@@ -31,17 +41,27 @@ export interface RabbitMqTransport extends Transport {
 const DURABILITY =
   'publish resolves once the broker confirmed each message (publisher confirms) as a persistent message in a durable queue: on quorum queues, once a majority of the nodes wrote it to disk; on a classic queue, once the one node holding it did';
 
+/** The broker refused a declaration because the queue exists with other arguments (406). */
+const inequivalent = (err: unknown): boolean =>
+  (err as { code?: unknown }).code === 406 ||
+  /PRECONDITION_FAILED/.test(String((err as Error).message));
+
+const mismatch = (err: unknown): ConfigError =>
+  new ConfigError(
+    `rabbitmq: the queue exists with other arguments than this transport declares (queueType, deliveryLimit as x-delivery-limit): ${(err as Error).message}. Use the values it was declared with, or delete and re-declare it (deleteRabbitMqQueues)`,
+  );
+
 /**
  * The onceflow Transport on RabbitMQ (amqplib): durable quorum queues, persistent messages,
  * pipelined publisher confirms, `mandatory` publishing, per-delay TTL retry queues that dead-letter
- * back to the work queue, and a dead-letter queue with its API. No I/O in the factory: `start()`
- * declares the topology (idempotent), and so does the first `publish`, `consume` or dead-letter
- * call made without it. Connections come back by themselves after a broker restart;
- * while the broker is unreachable, `publish` rejects with `TransportUnavailableError` (the
- * receiver answers 503).
+ * back to the work queue, and `<queue>.dlq`, the broker's dead-letter destination past
+ * `deliveryLimit`, read back by `consumeDeadLetters`. No I/O in the factory: `start()` declares the
+ * topology (idempotent), and so does the first `publish`, `consume` or `consumeDeadLetters` made
+ * without it. Connections come back by themselves after a broker restart; while the broker is
+ * unreachable, `publish` rejects with `TransportUnavailableError` (the receiver answers 503).
  *
  * RabbitMQ has no broker-side dedupe: a re-publish of one event is delivered twice, and the
- * worker's processed-guard keeps its effect once.
+ * worker's record guard keeps its effect once.
  *
  * @example
  * const transport = createRabbitMqTransport({ queue: 'payments' });
@@ -60,16 +80,17 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
   });
   const publisher = createPublisher(link, config.maxUnconfirmed);
   const subscriptions = createSubscriptions();
-  const declaredRetry = new Map<number, Promise<void>>();
+  const declaredRetry = new Map<string, Promise<void>>();
   const maxDelayMs = config.retryDelaysMs.at(-1) ?? 0;
   let queueType: QueueType | undefined;
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: false,
     orderingPerKey: false,
-    lock: { scope: 'consumer', maxMs: config.consumerTimeoutMs },
+    lock: { scope: 'consumer', ms: config.lockMs },
     maxDelayMs,
     maxMessageBytes: config.maxMessageBytes,
+    deliveryLimit: config.deliveryLimit,
     durability: DURABILITY,
   };
 
@@ -90,7 +111,12 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     start: () =>
       withChannel('start', async (ch) => {
         queueType = resolveQueueType(config.queueType, link.serverVersion);
-        await declareTopology(ch, names, queueType);
+        await declareTopology(ch, names, {
+          type: queueType,
+          deliveryLimit: config.deliveryLimit,
+        }).catch((err: unknown) => {
+          throw inequivalent(err) ? mismatch(err) : err;
+        });
       }),
     close: async () => {
       await subscriptions.closeAll();
@@ -99,36 +125,53 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     },
   });
 
-  /** The smallest bucket not shorter than `delayMs`, its queue declared once per transport. */
-  const retryQueue = async (delayMs: number): Promise<string> => {
+  /** The smallest bucket of `target` not shorter than `delayMs`, declared once per transport. */
+  const retryQueue = async (target: string, delayMs: number): Promise<string> => {
     checkRetryDelay(delayMs, maxDelayMs);
-    if (delayMs === 0) return names.work;
+    if (delayMs === 0) return target;
     const bucket = config.retryDelaysMs.find((d) => d >= delayMs) ?? maxDelayMs;
-    let declared = declaredRetry.get(bucket);
+    const name = names.retry(bucket, target);
+    let declared = declaredRetry.get(name);
     if (!declared) {
       declared = withChannel('declare retry queue', async (ch) => {
-        await ch.assertQueue(
-          names.retry(bucket),
-          retryQueueOptions(names, queueType ?? 'quorum', bucket),
-        );
+        await ch.assertQueue(name, retryQueueOptions(target, queueType ?? 'quorum', bucket));
       });
-      declaredRetry.set(bucket, declared);
-      declared.catch(() => declaredRetry.delete(bucket));
+      declaredRetry.set(name, declared);
+      declared.catch(() => declaredRetry.delete(name));
     }
     await declared;
-    return names.retry(bucket);
+    return name;
+  };
+
+  const deliveryDeps: DeliveryDeps = {
+    names,
+    maxMessageBytes: config.maxMessageBytes,
+    deliveryLimit: config.deliveryLimit,
+    maxDelayMs,
+    logger: config.logger,
+    send: (m) => publisher.send(m),
+    retryQueue,
+  };
+
+  /** A consumer of `queue`, after the topology is declared; closed with the transport. */
+  const subscribe = async (
+    what: 'consume' | 'consumeDeadLetters',
+    queue: string,
+    receive: (on: ConsumerChannel, msg: Message) => Promise<void>,
+    options: ConsumeOptions,
+  ): Promise<Subscription> => {
+    const { concurrency } = parseConsumeOptions(options);
+    await lifecycle.start(what);
+    const consumer = await brokerCall(`rabbitmq ${what}`, () =>
+      startConsumer({ ...config, link, queue, receive, concurrency }),
+    );
+    return subscriptions.track(() => consumer.close());
   };
 
   return {
     name: 'rabbitmq',
     queue: config.queue,
     capabilities,
-    deadLetters: createDeadLetters({
-      link,
-      names,
-      logger: config.logger,
-      ready: () => lifecycle.start('deadLetters'),
-    }),
     start: () => lifecycle.start(),
 
     async publish(messages) {
@@ -144,22 +187,16 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       await publisher.send(out);
     },
 
-    async consume(handler, consumeOptions) {
-      const { concurrency } = parseConsumeOptions(consumeOptions, capabilities);
-      await lifecycle.start('consume');
-      const consumer = await brokerCall('rabbitmq consume', () =>
-        startConsumer({
-          ...config,
-          link,
-          names,
-          handler,
-          concurrency,
-          send: (m) => publisher.send(m),
-          retryQueue,
-        }),
-      );
-      return subscriptions.track(() => consumer.close());
-    },
+    consume: (handler: (delivery: Delivery) => Promise<void>, options: ConsumeOptions) =>
+      subscribe('consume', names.work, receiveWork(deliveryDeps, handler), options),
+
+    consumeDeadLetters: (handler: (delivery: Delivery) => Promise<void>, options: ConsumeOptions) =>
+      subscribe(
+        'consumeDeadLetters',
+        names.deadLetter,
+        receiveDeadLetter(deliveryDeps, handler),
+        options,
+      ),
 
     close: () => lifecycle.close(),
   };

@@ -56,11 +56,11 @@ describe('coalesced acks on a real channel', () => {
     expect(await left()).toEqual([]);
   });
 
-  it('writes the pending acks before a nack, and rejects acks once the channel is gone', async () => {
+  it('writes the pending acks on flush, and rejects acks once the channel is gone', async () => {
     const { acks, got, left } = await received(['a', 'b']);
     const [a, b] = got as [Message, Message];
     const acked = acks.ack(a);
-    acks.nack(b, true);
+    acks.flush();
     await acked;
     expect(await left()).toEqual(['b']);
     await expect(acks.ack(b)).rejects.toThrow(/closed/i);

@@ -1,5 +1,5 @@
 import { handleOnce, sleep, testEnvelope, waitUntil } from '@onceflow/conformance';
-import { createMemoryInbox } from '@onceflow/core/testing';
+import { createMemoryStore } from '@onceflow/core/testing';
 import { type Envelope, toOnceflowError } from '@onceflow/core';
 import { type RabbitMqServer, startRabbitMqServer } from '@onceflow/test-servers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,11 +19,11 @@ describe('rabbitmq transport across a broker restart', () => {
     const consumer = createRabbitMqTransport(opts);
     await producer.start();
     const effects = new Map<string, number>();
-    const handler = handleOnce(createMemoryInbox(), async (d) => {
+    const handler = handleOnce(createMemoryStore(), async (d) => {
       await sleep(2); // deliveries are in flight when the broker goes away
       effects.set(d.envelope.id, (effects.get(d.envelope.id) ?? 0) + 1);
     });
-    const sub = await consumer.consume(handler, { concurrency: 8, lockMs: 30_000 });
+    const sub = await consumer.consume(handler, { concurrency: 8 });
 
     const accepted: Envelope[] = [];
     const refusals: string[] = [];

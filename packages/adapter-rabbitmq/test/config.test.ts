@@ -10,7 +10,8 @@ describe('rabbitmq options', () => {
       queueType: 'auto',
       retryDelaysMs: DEFAULT_RETRY_DELAYS_MS,
       maxUnconfirmed: 1024,
-      consumerTimeoutMs: 1_800_000,
+      lockMs: 30_000,
+      deliveryLimit: 20,
       maxMessageBytes: 8 * 1024 * 1024,
       reconnectMinMs: 100,
       reconnectMaxMs: 5_000,
@@ -26,6 +27,8 @@ describe('rabbitmq options', () => {
         queueType: 'stream' as 'classic',
         retryDelaysMs: [100, 50],
         maxUnconfirmed: 0,
+        lockMs: 0,
+        deliveryLimit: 0,
         reconnectMinMs: 500,
         reconnectMaxMs: 200,
       });
@@ -37,7 +40,8 @@ describe('rabbitmq options', () => {
         return (err as Error).message;
       }
     })();
-    for (const field of ['queue', 'queueType', 'retryDelaysMs', 'maxUnconfirmed']) {
+    const fields = ['queue', 'queueType', 'retryDelaysMs', 'maxUnconfirmed', 'lockMs'];
+    for (const field of [...fields, 'deliveryLimit']) {
       expect(message).toContain(field);
     }
   });
