@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '../contracts/inbox.js';
 import type { BeginResult, RecordPage, RecordStore } from '../contracts/records.js';
 import type { Envelope } from '../envelope.js';
 import { UsageError } from '../errors.js';
 import { decodeCursor, encodeCursor, isAfter, pageSize } from '../records/cursor.js';
 import { positiveMs } from '../transport-kit/arguments.js';
+import { parseConfig } from '../transport-kit/parse-config.js';
 import { createKeyedRows } from './keyed-rows.js';
 import { blankRow, enter, matches, newRow, type Row, toRecord } from './record-row.js';
 
@@ -33,6 +35,10 @@ export interface MemoryStore extends Inbox, RecordStore {
   isProcessed(source: string, id: string): Promise<boolean>;
 }
 
+const optionsSchema = z.object({
+  now: z.custom<() => number>((v) => typeof v === 'function', 'must be a function').optional(),
+});
+
 const done = (row: Row) => row.state === 'completed' || row.state === 'discarded';
 
 /**
@@ -41,8 +47,7 @@ const done = (row: Row) => row.state === 'completed' || row.state === 'discarded
  * const claim = await store.claim(envelope, { leaseMs: 10_000 }); // { status: 'new', token }
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
-  const now = options.now ?? Date.now;
-  if (typeof now !== 'function') throw new RangeError('now must be a function');
+  const now = parseConfig('memory store options', optionsSchema, options).now ?? Date.now;
   const rows = createKeyedRows<Row>();
   let conflicts = 0;
   // Tokens need only be unique: a random prefix per store (no two stores issue the same token)

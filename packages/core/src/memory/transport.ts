@@ -165,11 +165,16 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
       }));
       q.enqueue(items);
     },
-    consume: (handler, consumeOptions) => subscribe(ensureOpen('consume'), handler, consumeOptions),
+    // async: a closed transport rejects, as the contract says, rather than throwing.
+    consume: async (handler, consumeOptions) =>
+      subscribe(ensureOpen('consume'), handler, consumeOptions),
     ...(o.deliveryLimit === false
       ? {}
       : {
-          consumeDeadLetters: (handler: (d: Delivery) => Promise<void>, opts: ConsumeOptions) => {
+          consumeDeadLetters: async (
+            handler: (d: Delivery) => Promise<void>,
+            opts: ConsumeOptions,
+          ) => {
             lifecycle.assertOpen('consumeDeadLetters');
             return subscribe(openDeadLetters(), handler, opts);
           },
