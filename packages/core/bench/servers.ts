@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Inbox } from '../src/contracts/inbox.js';
-import { createMemoryInbox } from '../src/memory/inbox.js';
+import { createMemoryStore } from '../src/memory/store.js';
 import { createMemoryTransport } from '../src/memory/transport.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { type Receiver, createReceiver } from '../src/receiver/index.js';
@@ -72,11 +72,11 @@ const hmac: RequestListener = (req, res) =>
     answer(res, 202, JSON.stringify({ status: 'accepted', id: event.id }));
   });
 
-/** (c) The receiver: Stripe verifier, memory inbox, memory transport (keeps every message: no consumer). */
+/** (c) The receiver: Stripe verifier, memory store (inbox and event record), memory transport (keeps every message: no consumer). */
 function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Receiver {
   return createReceiver({
     sources: { stripe: stripe({ secrets: [BENCH_SECRET] }) },
-    inbox: options.noopStores ? noopInbox : createMemoryInbox(),
+    inbox: options.noopStores ? noopInbox : createMemoryStore(),
     transport: options.noopStores ? { publish: async () => {} } : createMemoryTransport(),
     metrics: options.metrics ? createMetrics() : undefined,
   });
@@ -84,7 +84,7 @@ function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Re
 
 /**
  * Stores that keep nothing: isolates the receiver's own cost (verify, hash, envelope, answer)
- * from what the memory stores cost (the inbox keeps every id, the transport every message).
+ * from what the memory stores cost (the store keeps every id, the transport every message).
  */
 const noopInbox: Inbox = {
   claim: async () => ({ status: 'new', token: 't' }),

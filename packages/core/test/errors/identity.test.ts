@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as A from '../../src/errors.js';
 import { createEnvelope, createWorker, defineHandler } from '../../src/index.js';
-import { createMemoryInbox, createMemoryTransport } from '../../src/testing.js';
+import { createMemoryStore, createMemoryTransport } from '../../src/testing.js';
 
 /** A second copy of the module (another URL, another module instance), as a second installed core. */
 const secondCopy: string = '../../src/errors.ts?copy=2';
@@ -66,11 +66,11 @@ describe('error identity across two copies of core', () => {
 
   it("a handler throwing copy B's errors steers copy A's worker", async () => {
     const transport = createMemoryTransport();
-    const inbox = createMemoryInbox();
+    const store = createMemoryStore();
     const attempts: number[] = [];
     const worker = createWorker({
       transport,
-      processed: inbox,
+      records: store,
       handlers: [
         defineHandler({
           type: 'later',
@@ -94,10 +94,9 @@ describe('error identity across two copies of core', () => {
       { envelope: envelope('e1', 'later') },
       { envelope: envelope('e2', 'doomed') },
     ]);
-    await expect.poll(() => inbox.isProcessed('test', 'e1')).toBe(true);
-    await expect.poll(() => transport.deadLetters.count()).toBe(1);
-    const [dead] = await transport.deadLetters.list({ limit: 10 });
-    expect(dead).toMatchObject({
+    await expect.poll(() => store.isProcessed('test', 'e1')).toBe(true);
+    await expect.poll(async () => (await store.get('test', 'e2'))?.state).toBe('dead-lettered');
+    expect(await store.get('test', 'e2')).toMatchObject({
       reason: 'card declined',
       attempts: 1,
       lastError: { code: 'NON_RETRYABLE', name: 'NonRetryableError' },

@@ -1,14 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { DeadLetterReason, Delivery } from '../../src/contracts/transport.js';
+import type { Delivery } from '../../src/contracts/transport.js';
 import { createEnvelope } from '../../src/envelope.js';
 import { ConfigError, LockLostError, PayloadTooLargeError } from '../../src/errors.js';
 import {
+  DECODE_ERROR_HEADER,
   type DeliveryInit,
   ONCEFLOW_HEADERS,
+  UNDECODABLE,
   createInFlight,
   createSettlement,
   deadLetterHeaders,
+  decodeDelivery,
+  encodeEnvelope,
   encodeWithinLimit,
+  hashPayload,
   parseConsumeOptions,
   readDeadLetterHeaders,
   runDelivery,
@@ -21,19 +26,13 @@ function recorder(fail: readonly string[] = []) {
     calls.push(arg === undefined ? name : `${name}:${JSON.stringify(arg)}`);
     if (fail.includes(name)) throw new LockLostError(`${name} failed`);
   };
-  return {
-    calls,
-    ack: op('ack'),
-    retry: op('retry'),
-    deadLetter: (r: DeadLetterReason) => op('deadLetter')(r.reason),
-  };
+  return { calls, ack: op('ack'), retry: op('retry'), renewLock: op('renewLock') };
 }
 
 const init = (ops: ReturnType<typeof recorder>): DeliveryInit => ({
   envelope: createEnvelope({ id: 'e', source: 's', type: 't', payload: 'x' }),
   attempt: 1,
   signal: new AbortController().signal,
-  extendLock: async () => {},
   ...ops,
 });
 
@@ -43,7 +42,7 @@ describe('createSettlement', () => {
     const s = createSettlement(ops);
     const first = s.ack();
     expect(s.outcome).toEqual({ kind: 'ack' });
-    await Promise.all([first, s.retry({ delayMs: 5 }), s.deadLetter({ reason: 'r' })]);
+    await Promise.all([first, s.retry({ delayMs: 5 }), s.ack()]);
     expect(ops.calls).toEqual(['ack']);
   });
 
@@ -84,6 +83,28 @@ describe('runDelivery', () => {
     }, init(acked));
     expect(outcome).toEqual({ kind: 'ack' });
     expect(acked.calls).toEqual(['ack']);
+  });
+
+  it('hands the handler a RenewableDelivery only when the adapter can renew the lock', async () => {
+    const ops = recorder();
+    let renewable: boolean | undefined;
+    await runDelivery(async (d) => {
+      renewable = 'renewLock' in d;
+      if ('renewLock' in d && typeof d.renewLock === 'function') await d.renewLock();
+      await d.ack();
+    }, init(ops));
+    expect(renewable).toBe(true);
+    expect(ops.calls).toEqual(['renewLock', 'ack']);
+
+    const { renewLock: _, ...fixed } = recorder();
+    await runDelivery(
+      async (d) => {
+        renewable = 'renewLock' in d;
+        await d.ack();
+      },
+      { ...init(recorder()), ...fixed, renewLock: undefined },
+    );
+    expect(renewable).toBe(false);
   });
 
   it('falls back to one retry when the chosen settlement fails, and never rejects', async () => {
@@ -158,13 +179,30 @@ describe('headers, size and consume options', () => {
     );
   });
 
-  it('validates consume options against the lock capability', () => {
-    const caps = { lock: { scope: 'message' as const, maxMs: 1000 } };
-    expect(parseConsumeOptions({ concurrency: 2, lockMs: 1000 }, caps)).toEqual({
-      concurrency: 2,
-      lockMs: 1000,
-    });
-    expect(() => parseConsumeOptions({ concurrency: 1.5, lockMs: 10 }, caps)).toThrow(ConfigError);
-    expect(() => parseConsumeOptions({ concurrency: 1, lockMs: 1001 }, caps)).toThrow(ConfigError);
+  it('validates consume options: concurrency only, a positive integer', () => {
+    expect(parseConsumeOptions({ concurrency: 2 })).toEqual({ concurrency: 2 });
+    expect(() => parseConsumeOptions({ concurrency: 1.5 })).toThrow(ConfigError);
+    expect(() => parseConsumeOptions({ concurrency: 0 })).toThrow(ConfigError);
+  });
+});
+
+describe('decodeDelivery', () => {
+  it('decodes a wire-format envelope as decodeEnvelope does', () => {
+    const envelope = createEnvelope({ id: 'e', source: 's', type: 't', payload: { a: 1 } });
+    const decoded = decodeDelivery(encodeEnvelope(envelope));
+    expect(decoded).toMatchObject({ id: 'e', source: 's', type: 't' });
+    expect(decoded.payloadHash).toBe(envelope.payloadHash);
+  });
+
+  it('never throws: other bytes become an onceflow.undecodable envelope keeping the bytes', () => {
+    const bytes = new Uint8Array([0xff, 0x00]);
+    const a = decodeDelivery(bytes);
+    expect(a).toMatchObject({ ...UNDECODABLE, id: hashPayload(bytes) });
+    expect([...a.payload]).toEqual([0xff, 0x00]);
+    expect(a.headers[DECODE_ERROR_HEADER]).toMatch(/./);
+    // The id is the bytes' hash: the same bytes are one event, other bytes another.
+    expect(decodeDelivery(new Uint8Array([0xff, 0x00])).id).toBe(a.id);
+    expect(decodeDelivery('not an envelope').id).not.toBe(a.id);
+    expect([...decodeDelivery('{}').payload]).toEqual([...new TextEncoder().encode('{}')]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Delivery } from '../../src/contracts/transport.js';
+import type { Delivery, RenewableDelivery } from '../../src/contracts/transport.js';
 import { createEnvelope } from '../../src/envelope.js';
 import { ConfigError, LockLostError, TransportUnavailableError } from '../../src/errors.js';
 import { createMemoryBroker } from '../../src/memory/broker.js';
@@ -38,40 +38,46 @@ describe('memory transport', () => {
     expect(broker.depth('orders')).toBe(2);
     expect(broker.depth('other')).toBe(0);
     const c = collect(2);
-    await b.consume(c.handler, { concurrency: 2, lockMs: 1000 });
+    await b.consume(c.handler, { concurrency: 2 });
     expect((await c.all).map((d) => d.envelope.id).sort()).toEqual(['1', '2']);
     expect(broker.queues()).toEqual(['orders']); // a queue exists once a transport uses it
     await other.start();
     expect(broker.queues().sort()).toEqual(['orders', 'other']);
   });
 
-  it('refuses a second opener of a queue that disagrees on ordering', async () => {
+  it('refuses a second opener of a queue that disagrees on ordering or delivery limit', async () => {
     const broker = createMemoryBroker();
     await createMemoryTransport({ broker, queue: 'q' }).start();
     const odd = createMemoryTransport({ broker, queue: 'q', orderingPerKey: false });
     await expect(odd.start()).rejects.toThrow(ConfigError);
+    const limited = createMemoryTransport({ broker, queue: 'q', deliveryLimit: 3 });
+    await expect(limited.start()).rejects.toThrow(/deliveryLimit false; got true and 3/);
   });
 
-  it('validates options, consume options, retry delays and lock extensions', async () => {
+  it('validates options, consume options and retry delays; declares lock.ms and deliveryLimit', async () => {
     expect(() => createMemoryTransport({ maxMessageBytes: 0 })).toThrow(ConfigError);
-    await using t = createMemoryTransport({ maxLockMs: 1000, maxDelayMs: 500 });
-    await expect(t.consume(async () => {}, { concurrency: 0, lockMs: 100 })).rejects.toThrow(
-      ConfigError,
-    );
-    await expect(t.consume(async () => {}, { concurrency: 1, lockMs: 2000 })).rejects.toThrow(
-      ConfigError,
-    );
+    expect(() => createMemoryTransport({ lockMs: 0 })).toThrow(ConfigError);
+    expect(() => createMemoryTransport({ deliveryLimit: 0 })).toThrow(ConfigError);
+    expect(createMemoryTransport().capabilities).toMatchObject({
+      lock: { scope: 'message', ms: 30_000 },
+      deliveryLimit: false,
+    });
+    await using t = createMemoryTransport({ lockMs: 1000, maxDelayMs: 500, deliveryLimit: 4 });
+    expect(t.capabilities).toMatchObject({
+      lock: { scope: 'message', ms: 1000 },
+      deliveryLimit: 4,
+    });
+    await expect(t.consume(async () => {}, { concurrency: 0 })).rejects.toThrow(ConfigError);
     const errors: unknown[] = [];
     const c = collect(1, async (d) => {
       await d.retry({ delayMs: 501 }).catch((e: unknown) => errors.push(e));
-      await d.extendLock(1001).catch((e: unknown) => errors.push(e));
       await d.ack();
     });
-    await t.consume(c.handler, { concurrency: 1, lockMs: 100 });
+    await t.consume(c.handler, { concurrency: 1 });
     await t.publish([{ envelope: env('v') }]);
     await c.all;
     await t.close();
-    expect(errors.map((e) => (e as Error).name)).toEqual(['RangeError', 'RangeError']);
+    expect(errors.map((e) => (e as Error).name)).toEqual(['RangeError']);
   });
 
   it('declares its dedupe window and drops a re-published key within it (Infinity: forever)', async () => {
@@ -98,12 +104,15 @@ describe('memory transport', () => {
     expect(t.broker.depth(t.queue)).toBe(4);
   });
 
-  it('rejects publish and consume after close with TransportUnavailableError', async () => {
-    const t = createMemoryTransport();
+  it('rejects publish, consume and consumeDeadLetters after close with TransportUnavailableError', async () => {
+    const t = createMemoryTransport({ deliveryLimit: 2 });
     await t.close();
     await t.close();
     await expect(t.publish([{ envelope: env('x') }])).rejects.toThrow(TransportUnavailableError);
-    await expect(t.consume(async () => {}, { concurrency: 1, lockMs: 100 })).rejects.toThrow(
+    await expect(t.consume(async () => {}, { concurrency: 1 })).rejects.toThrow(
+      TransportUnavailableError,
+    );
+    await expect(t.consumeDeadLetters?.(async () => {}, { concurrency: 1 })).rejects.toThrow(
       TransportUnavailableError,
     );
   });
@@ -124,7 +133,7 @@ describe('memory transport', () => {
     sent.payload.fill(0);
     (sent.headers as Record<string, string>).traceparent = 'changed';
     const c = collect(1);
-    await t.consume(c.handler, { concurrency: 1, lockMs: 1000 });
+    await t.consume(c.handler, { concurrency: 1 });
     const [delivered] = await c.all;
     expect(delivered?.envelope).toEqual(expected);
   });
@@ -138,7 +147,7 @@ describe('memory transport', () => {
       }
       return d.ack();
     });
-    await t.consume(c.handler, { concurrency: 1, lockMs: 1000 });
+    await t.consume(c.handler, { concurrency: 1 });
     const sent = env('copy');
     await t.publish([{ envelope: sent }]);
     const [, second] = await c.all;
@@ -147,36 +156,66 @@ describe('memory transport', () => {
     );
   });
 
-  it('keeps the last retry error on a dead letter whose reason names none, and redrive skips dedupe', async () => {
-    await using t = createMemoryTransport();
-    const error = { code: 'INTERNAL' as const, name: 'Error', message: 'db down' };
-    const c = collect(2, async (d) => {
-      if (d.attempt === 1) return d.retry({ delayMs: 0, error });
-      return d.deadLetter({ reason: 'gave up' });
-    });
-    await t.consume(c.handler, { concurrency: 1, lockMs: 1000 });
-    await t.publish([{ envelope: env('dl') }]);
-    await c.all;
-    await t.close();
-    const [letter] = await t.deadLetters.list();
-    expect(letter).toMatchObject({ reason: 'gave up', attempts: 2, lastError: error });
-    await using again = createMemoryTransport({ broker: t.broker, queue: t.queue });
-    expect(await again.deadLetters.redrive()).toBe(1);
-    expect(t.broker.depth(t.queue)).toBe(1); // the dedupe key of `dl` was seen, yet it is back
+  it('has no broker dead letters without a deliveryLimit', () => {
+    expect('consumeDeadLetters' in createMemoryTransport()).toBe(false);
+    expect('consumeDeadLetters' in createMemoryTransport({ deliveryLimit: 2 })).toBe(true);
   });
 
-  it('aborts a lost delivery with LockLostError and rejects its extendLock', async () => {
-    await using t = createMemoryTransport();
+  it('moves a message delivered deliveryLimit times to consumeDeadLetters, with its delivery count', async () => {
+    await using t = createMemoryTransport({ deliveryLimit: 3, lockMs: 40 });
+    const attempts: number[] = [];
+    // Retried twice, then never settled (its lock expires): three deliveries in all.
+    await t.consume(
+      async (d) => {
+        attempts.push(d.attempt);
+        if (d.attempt < 3) return d.retry({ delayMs: 0 });
+        await new Promise<void>((resolve) => d.signal.addEventListener('abort', () => resolve()));
+      },
+      { concurrency: 2 },
+    );
+    await t.publish([{ envelope: env('dl', 'k') }, { envelope: env('after', 'k') }]);
+    const dead = collect(1);
+    await t.consumeDeadLetters?.(dead.handler, { concurrency: 1 });
+    const [letter] = await dead.all;
+    expect(letter?.envelope.id).toBe('dl');
+    expect(letter?.attempt).toBe(3);
+    expect(attempts.slice(0, 3)).toEqual([1, 2, 3]);
+    // The next message of its key is delivered once the dead one left the queue.
+    await expect.poll(() => t.broker.depth(t.queue)).toBe(0);
+    expect(t.broker.depth(`${t.queue}.dead-letters`)).toBe(0); // acked by the dead-letter consumer
+  });
+
+  it('renewLock holds a delivery for lockMs again from now: no redelivery while renewed', async () => {
+    await using t = createMemoryTransport({ lockMs: 60 });
+    const c = collect(1, async (d) => {
+      expect('renewLock' in d).toBe(true);
+      const renewable = d as RenewableDelivery;
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setTimeout(r, 30));
+        await renewable.renewLock();
+      }
+      await d.ack();
+    });
+    await t.consume(c.handler, { concurrency: 2 });
+    await t.publish([{ envelope: env('held') }]);
+    const [held] = await c.all;
+    await expect.poll(() => t.broker.depth(t.queue)).toBe(0);
+    expect(c.seen).toHaveLength(1); // 150 ms, more than twice lockMs, and never redelivered
+    expect(held?.signal.aborted).toBe(false);
+  });
+
+  it('aborts a lost delivery with LockLostError and rejects its renewLock', async () => {
+    await using t = createMemoryTransport({ lockMs: 50 });
     const c = collect(2, async (d) => {
       if (d.attempt === 1)
         return new Promise<void>((resolve) => d.signal.addEventListener('abort', () => resolve()));
       return d.ack();
     });
-    await t.consume(c.handler, { concurrency: 2, lockMs: 50 });
+    await t.consume(c.handler, { concurrency: 2 });
     await t.publish([{ envelope: env('lost') }]);
     const [first, second] = await c.all;
     expect(second?.attempt).toBe(2);
     expect(first?.signal.reason).toBeInstanceOf(LockLostError);
-    await expect(first?.extendLock(100)).rejects.toThrow(LockLostError);
+    await expect((first as RenewableDelivery).renewLock()).rejects.toThrow(LockLostError);
   });
 });

@@ -12,7 +12,7 @@ import {
   type OnceflowMetrics,
   stripe,
 } from '../../src/index.js';
-import { createMemoryInbox, createMemoryTransport } from '../../src/testing.js';
+import { createMemoryStore, createMemoryTransport } from '../../src/testing.js';
 import { STRIPE_SECRET, stripeEvent, stripeHeaders } from '../receiver/helpers.js';
 
 // pino's logger and prom-client's instruments are implementations of the ports, not the ports.
@@ -80,11 +80,11 @@ describe('your own logger and metrics', () => {
     const lines: string[] = [];
     const logger = lineLogger((line) => lines.push(line));
     const { metrics, value } = countingMetrics();
-    const inbox = createMemoryInbox();
+    const store = createMemoryStore();
     const transport = createMemoryTransport();
     const receiver = createReceiver({
       sources: { stripe: stripe({ secrets: [STRIPE_SECRET] }) },
-      inbox,
+      inbox: store,
       transport,
       logger,
       metrics,
@@ -106,7 +106,7 @@ describe('your own logger and metrics', () => {
     let attempts = 0;
     const worker = createWorker({
       transport,
-      processed: inbox,
+      records: store,
       logger,
       metrics,
       retry: { baseDelayMs: 10, maxDelayMs: 10 },
@@ -129,10 +129,10 @@ describe('your own logger and metrics', () => {
     const processed = lines.find((l) => l.startsWith('info processed '));
     expect(processed).toContain('"eventId":"evt_own"');
 
-    const monitor = createStoreMonitor({ metrics, inbox, transports: [transport] });
+    const monitor = createStoreMonitor({ metrics, inbox: store, records: store });
     expect(await monitor.runOnce()).toBe(2);
     expect(value('inboxPending')).toBe(0);
-    expect(value('deadLetterDepth', { transport: 'memory' })).toBe(0);
+    expect(value('deadLetterDepth')).toBe(0);
     await monitor.close();
     await transport.close();
   });

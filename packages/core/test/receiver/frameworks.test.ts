@@ -5,7 +5,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { createMemoryInbox } from '../../src/memory/inbox.js';
+import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
 import { createReceiver, type Receiver } from '../../src/receiver/index.js';
 import { stripe } from '../../src/verify/stripe.js';
@@ -15,7 +15,7 @@ import { postStripe, rawHead, rawPost, STRIPE_SECRET } from './helpers.js';
 function newReceiver(): Receiver {
   return createReceiver({
     sources: { stripe: stripe({ secrets: [STRIPE_SECRET] }) },
-    inbox: createMemoryInbox(),
+    inbox: createMemoryStore(),
     transport: createMemoryTransport(),
     maxBodyBytes: 1024,
   });

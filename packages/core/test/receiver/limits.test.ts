@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryInbox } from '../../src/memory/inbox.js';
+import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
 import { createReceiver } from '../../src/receiver/index.js';
 import { stripe } from '../../src/verify/stripe.js';
@@ -69,7 +69,7 @@ describe('body size limit', () => {
 describe('body size limit on the fetch path', () => {
   const receiver = createReceiver({
     sources: { stripe: stripe({ secrets: [STRIPE_SECRET] }) },
-    inbox: createMemoryInbox(),
+    inbox: createMemoryStore(),
     transport: createMemoryTransport(),
     maxBodyBytes: LIMIT,
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createEnvelope } from '../../src/envelope.js';
 import { ConfigError } from '../../src/errors.js';
-import { createMemoryInbox } from '../../src/memory/inbox.js';
+import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
 import {
   assertRetentionCovers,
@@ -34,7 +34,7 @@ describe('retention check', () => {
   });
 
   it('makes createReceiver refuse to start with a short inboxRetentionMs', () => {
-    const config = { sources, inbox: createMemoryInbox(), transport: createMemoryTransport() };
+    const config = { sources, inbox: createMemoryStore(), transport: createMemoryTransport() };
     expect(() => createReceiver({ ...config, inboxRetentionMs: DAY })).toThrow(/"payments"/);
     expect(() => createReceiver(config)).not.toThrow();
   });
@@ -43,7 +43,7 @@ describe('retention check', () => {
     expect(() =>
       createReceiver({
         sources: {},
-        inbox: createMemoryInbox(),
+        inbox: createMemoryStore(),
         transport: createMemoryTransport(),
         maxBodyBytes: -1,
         keepHeaders: ['Stripe-Signature'],
@@ -55,7 +55,7 @@ describe('retention check', () => {
 describe('retention janitor', () => {
   it('purges rows older than the retention, keeps newer and pending ones', async () => {
     let now = Date.parse('2030-01-10T00:00:00Z');
-    const inbox = createMemoryInbox({ now: () => now });
+    const inbox = createMemoryStore({ now: () => now });
     const purge = vi.spyOn(inbox, 'purge');
     const claim = async (id: string, receivedAt: number, enqueue: boolean) => {
       const env = createEnvelope({
@@ -81,7 +81,7 @@ describe('retention janitor', () => {
   });
 
   it('runs on start, then on its interval, and stops on close', async () => {
-    const inbox = createMemoryInbox();
+    const inbox = createMemoryStore();
     const purge = vi.spyOn(inbox, 'purge');
     await using janitor = createRetentionJanitor({ inbox, retentionMs: DAY, intervalMs: 20 });
     janitor.start();

@@ -1,6 +1,6 @@
 import { vi } from 'vitest';
 import type { Source } from '../../src/contracts/source.js';
-import { createMemoryInbox } from '../../src/memory/inbox.js';
+import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createReceiver, type ReceiverConfig } from '../../src/receiver/index.js';
@@ -14,7 +14,7 @@ import { listen, STRIPE_SECRET } from './helpers.js';
 export async function startReceiver(
   options: { sources?: Record<string, Source>; config?: Partial<ReceiverConfig> } = {},
 ) {
-  const inbox = createMemoryInbox();
+  const inbox = createMemoryStore();
   const transport = createMemoryTransport();
   const metrics = createMetrics();
   const spies = {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createEnvelope, type Envelope } from '../../src/envelope.js';
 import { StoreUnavailableError, TransportUnavailableError } from '../../src/errors.js';
-import { createMemoryInbox } from '../../src/memory/inbox.js';
+import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createRelay } from '../../src/relay.js';
@@ -20,7 +20,7 @@ const envelope = (id: string): Envelope =>
 /** A memory inbox on a hand-driven clock, a memory transport with a spied publish, and a relay. */
 function setup(options: { olderThanMs?: number; leaseMs?: number } = {}) {
   let now = Date.parse('2030-01-01T00:00:00Z');
-  const inbox = createMemoryInbox({ now: () => now });
+  const inbox = createMemoryStore({ now: () => now });
   const transport = createMemoryTransport();
   const publish = vi.spyOn(transport, 'publish');
   const metrics = createMetrics();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkExtendLock, checkRetryDelay, nonNegative, positiveMs } from '../../src/kit.js';
+import { checkRetryDelay, nonNegative, positiveMs } from '../../src/kit.js';
 
 describe('positiveMs and nonNegative', () => {
   it('return the value when it is in range and throw RangeError naming the argument otherwise', () => {
@@ -12,7 +12,7 @@ describe('positiveMs and nonNegative', () => {
   });
 });
 
-describe('checkRetryDelay and checkExtendLock', () => {
+describe('checkRetryDelay', () => {
   it('accept what the transport declared and refuse the rest with RangeError', () => {
     expect(checkRetryDelay(0, 1000)).toBe(0);
     expect(checkRetryDelay(1000, 1000)).toBe(1000);
@@ -21,10 +21,5 @@ describe('checkRetryDelay and checkExtendLock', () => {
     );
     expect(() => checkRetryDelay(-1, 1000)).toThrow(RangeError);
     expect(() => checkRetryDelay(Number.NaN, 1000)).toThrow(RangeError);
-    expect(checkExtendLock(500, 500)).toBe(500);
-    expect(() => checkExtendLock(0, 500)).toThrow(
-      new RangeError('extendLock(0): must be > 0 and at most 500 ms'),
-    );
-    expect(() => checkExtendLock(501, 500)).toThrow(RangeError);
   });
 });

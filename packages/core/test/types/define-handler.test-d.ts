@@ -102,7 +102,7 @@ describe('defineHandler’s context and signature', () => {
         expectTypeOf(ctx.attempt).toEqualTypeOf<number>();
         expectTypeOf(ctx.signal).toEqualTypeOf<AbortSignal>();
         expectTypeOf(ctx.idempotencyKey).toEqualTypeOf<(action: string) => string>();
-        expectTypeOf(ctx.extendLock).returns.resolves.toBeVoid();
+        expectTypeOf(ctx.renewLock).toEqualTypeOf<() => Promise<void>>();
       },
     });
   });

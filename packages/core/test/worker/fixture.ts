@@ -1,7 +1,8 @@
 import type { Counter } from 'prom-client';
+import type { EventRecord } from '../../src/contracts/records.js';
 import type { Delivery, Transport } from '../../src/contracts/transport.js';
 import { createEnvelope, type Envelope } from '../../src/envelope.js';
-import { createMemoryInbox, type MemoryInbox } from '../../src/memory/inbox.js';
+import { createMemoryStore, type MemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport, type MemoryTransport } from '../../src/memory/transport.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import { createMetrics, type PrometheusMetrics } from '../../src/observability/metrics.js';
@@ -41,6 +42,10 @@ export function event(
   });
 }
 
+/** An envelope with its payload as a plain byte array, to compare a stored copy with the original. */
+export const comparable = (envelope: Envelope | undefined) =>
+  envelope === undefined ? undefined : { ...envelope, payload: [...envelope.payload] };
+
 /** Sum of a counter's values whose labels include `labels`. */
 export async function counted(counter: Counter<string>, labels: Record<string, string> = {}) {
   const { values } = await counter.get();
@@ -57,25 +62,37 @@ export interface LogLine {
 
 export interface Fixture extends AsyncDisposable {
   readonly transport: MemoryTransport;
-  readonly inbox: MemoryInbox;
+  /** The memory store: the workers' event record. */
+  readonly store: MemoryStore;
   readonly metrics: PrometheusMetrics;
   readonly logger: Logger;
   readonly logs: LogLine[];
-  /** Creates and starts a worker over this fixture's transport and inbox; closed on dispose. */
+  /** Creates and starts a worker over this fixture's transport and store; closed on dispose. */
   worker(
-    config: Omit<WorkerConfig, 'transport' | 'processed'> & { transport?: Transport },
+    config: Omit<WorkerConfig, 'transport' | 'records'> & {
+      transport?: Transport;
+      records?: WorkerConfig['records'];
+    },
   ): Promise<Worker>;
   publish(...envelopes: Envelope[]): Promise<void>;
   /** Resolves once nothing is waiting or in flight on the queue. */
   drained(timeoutMs?: number): Promise<void>;
+  /** The dead letters in the event record, oldest first. */
+  deadLetters(): Promise<readonly EventRecord[]>;
+  /** Resolves with the record of `id` (source `test`) once it is in `state`. */
+  recordIn(
+    id: string,
+    state: EventRecord['state'],
+    timeoutMs?: number,
+  ): Promise<EventRecord & { readonly envelope?: Envelope | undefined }>;
 }
 
-/** A memory transport and inbox, a metrics registry and a captured logger, disposed together. */
+/** A memory transport and store, a metrics registry and a captured logger, disposed together. */
 export function fixture(
   transportOptions: Parameters<typeof createMemoryTransport>[0] = {},
 ): Fixture {
   const transport = createMemoryTransport(transportOptions);
-  const inbox = createMemoryInbox();
+  const store = createMemoryStore();
   const metrics = createMetrics();
   const logs: LogLine[] = [];
   const logger = createLogger({
@@ -85,12 +102,12 @@ export function fixture(
   const workers: Worker[] = [];
   return {
     transport,
-    inbox,
+    store,
     metrics,
     logger,
     logs,
     async worker(config) {
-      const w = createWorker({ transport, processed: inbox, metrics, logger, ...config });
+      const w = createWorker({ transport, records: store, metrics, logger, ...config });
       workers.push(w);
       await w.start();
       return w;
@@ -101,6 +118,15 @@ export function fixture(
         timeoutMs,
         what: 'an empty queue',
       }).then(() => undefined),
+    deadLetters: async () => (await store.list({ state: 'dead-lettered', limit: 1000 })).records,
+    recordIn: (id, state, timeoutMs = 5_000) =>
+      waitFor(
+        async () => {
+          const record = await store.get('test', id);
+          return record?.state === state ? record : undefined;
+        },
+        { timeoutMs, what: `record ${id} ${state}` },
+      ),
     async [Symbol.asyncDispose]() {
       await Promise.all(workers.map((w) => w.close()));
       await transport.close();
@@ -109,16 +135,14 @@ export function fixture(
 }
 
 /**
- * The memory transport with one broker behaviour changed: `extendLock` resolves without
- * extending anything, as on a broker whose lock is lost with the consumer's session (the lock
- * then expires and the message is redelivered while the first handler still runs).
+ * The memory transport with one broker behaviour changed: its deliveries cannot renew their lock
+ * (no `renewLock`), as on a broker whose lock is lost with the consumer's session (the lock then
+ * expires and the message is redelivered while the first handler still runs).
  */
-export function withUnextendableLocks(transport: MemoryTransport): Transport {
+export function withUnrenewableLocks(transport: MemoryTransport): Transport {
   return {
     name: transport.name,
     capabilities: transport.capabilities,
-    deadLetters: transport.deadLetters,
-    start: () => transport.start(),
     publish: (messages) => transport.publish(messages),
     close: () => transport.close(),
     consume: (handler, options) =>
@@ -129,8 +153,6 @@ export function withUnextendableLocks(transport: MemoryTransport): Transport {
           signal: delivery.signal,
           ack: () => delivery.ack(),
           retry: (o) => delivery.retry(o),
-          deadLetter: (r) => delivery.deadLetter(r),
-          extendLock: async () => {},
         };
         return handler(wrapped);
       }, options),

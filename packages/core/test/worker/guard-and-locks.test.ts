@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { defineHandler } from '../../src/worker/index.js';
-import { counted, event, fixture, sleep, waitFor, withUnextendableLocks } from './fixture.js';
+import { counted, event, fixture, sleep, waitFor, withUnrenewableLocks } from './fixture.js';
 
-describe('processed-guard and locks', () => {
+describe('record guard and locks', () => {
   it('runs the effect once for a duplicate publish the broker does not dedupe', async () => {
-    await using f = fixture({ dedupeWindowMs: false });
+    await using f = fixture({ dedupeWindowMs: false, lockMs: 300 });
     const effects: string[] = [];
     await f.worker({
-      lockMs: 300,
       handlers: [
         defineHandler({
           type: 'order.created',
@@ -33,13 +32,12 @@ describe('processed-guard and locks', () => {
   });
 
   it('redelivery after lock expiry while the first attempt still runs: busy, effect once', async () => {
-    await using f = fixture();
+    await using f = fixture({ lockMs: 120 });
     const effects: number[] = [];
     const attempts: number[] = [];
     let firstSignal: AbortSignal | undefined;
     await f.worker({
-      transport: withUnextendableLocks(f.transport),
-      lockMs: 120,
+      transport: withUnrenewableLocks(f.transport),
       heartbeatMs: 30, // keeps the processing lease; the transport lock cannot be kept
       retry: { maxAttempts: 2 }, // busy retries must never dead-letter, whatever the attempt
       handlers: [
@@ -63,15 +61,14 @@ describe('processed-guard and locks', () => {
     expect(firstSignal?.reason).toMatchObject({ code: 'LOCK_LOST' });
     expect(await counted(f.metrics.retries, { code: 'BUSY' })).toBeGreaterThanOrEqual(1);
     expect(await counted(f.metrics.duplicatesSuppressed, { layer: 'worker' })).toBe(1);
-    expect(await f.transport.deadLetters.count()).toBe(0);
+    expect(await f.deadLetters()).toHaveLength(0);
   });
 
   it('heartbeat keeps a long handler its lock: no redelivery, signal never aborted', async () => {
-    await using f = fixture();
+    await using f = fixture({ lockMs: 100 }); // heartbeat every 33 ms by default
     const attempts: number[] = [];
     let signal: AbortSignal | undefined;
     await f.worker({
-      lockMs: 100, // heartbeat every 33 ms by default
       handlers: [
         defineHandler({
           type: 'long',
@@ -93,11 +90,14 @@ describe('processed-guard and locks', () => {
   });
 
   it('dead-letters on arrival when attempt > maxAttempts, without running the handler', async () => {
-    await using f = fixture();
+    await using f = fixture({ lockMs: 80 });
     const attempts: number[] = [];
+    let unhang = () => {};
+    const hung = new Promise<void>((resolve) => {
+      unhang = resolve;
+    });
     await f.worker({
-      lockMs: 80,
-      heartbeatMs: false, // a crash loop: every attempt loses its lock, nothing is settled
+      heartbeatMs: false, // a crash loop: every attempt loses its lock and lease, none settles
       retry: { maxAttempts: 2 },
       concurrency: 4,
       handlers: [
@@ -105,43 +105,106 @@ describe('processed-guard and locks', () => {
           type: 'hangs',
           async handle(_e, ctx) {
             attempts.push(ctx.attempt);
-            await new Promise((_, reject) => {
-              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
-            });
+            await hung; // as a process that died inside the handler: no outcome at all
+            throw new Error('too late');
           },
         }),
       ],
     });
-    await f.publish(event('hangs', {}));
-    await waitFor(() => f.transport.deadLetters.count(), { what: 'a dead letter' });
+    const env = event('hangs', {});
+    await f.publish(env);
+    const letter = await f.recordIn(env.id, 'dead-lettered');
 
-    const [letter] = await f.transport.deadLetters.list();
     expect(attempts).toEqual([1, 2]);
-    expect(letter?.reason).toBe('attempts exhausted');
-    expect(letter?.attempts).toBeGreaterThan(2);
+    expect(letter.reason).toBe('attempts exhausted');
+    expect(letter.attempts).toBe(3);
     expect(await counted(f.metrics.deadLettered, { code: 'ATTEMPTS_EXHAUSTED' })).toBe(1);
+    await f.drained();
+    unhang(); // the hung attempts end late: their outcomes change nothing on the record
+    await sleep(20);
+    expect(await f.store.get('test', env.id)).toMatchObject({
+      state: 'dead-lettered',
+      attempts: 3,
+    });
   });
 
-  it('ctx.extendLock holds the lock beyond lockMs without a heartbeat', async () => {
-    await using f = fixture();
+  it('ctx.renewLock holds the lock and the lease beyond lock.ms without a heartbeat', async () => {
+    await using f = fixture({ lockMs: 100 });
     const attempts: number[] = [];
+    let signal: AbortSignal | undefined;
     await f.worker({
-      lockMs: 80,
       heartbeatMs: false,
       handlers: [
         defineHandler({
-          type: 'extends',
+          type: 'renews',
           async handle(_e, ctx) {
             attempts.push(ctx.attempt);
-            await ctx.extendLock(1_000);
-            await sleep(300);
+            signal = ctx.signal;
+            for (let i = 0; i < 6; i++) {
+              await sleep(50); // 300 ms in all, three lock lengths
+              await ctx.renewLock();
+            }
           },
         }),
       ],
     });
-    await f.publish(event('extends', {}));
+    const env = event('renews', {});
+    await f.publish(env);
     await f.drained();
     expect(attempts).toEqual([1]);
+    expect(signal?.aborted).toBe(false);
     expect(await counted(f.metrics.processed)).toBe(1);
+    expect((await f.store.get('test', env.id))?.state).toBe('completed');
+  });
+
+  it('ctx.renewLock rejects with LockLostError once the lock expired', async () => {
+    await using f = fixture({ lockMs: 60 });
+    let renewal: unknown;
+    await f.worker({
+      heartbeatMs: false,
+      retry: { baseDelayMs: 1 },
+      handlers: [
+        defineHandler({
+          type: 'late',
+          async handle(_e, ctx) {
+            if (ctx.attempt > 1) return;
+            await sleep(150); // past lock.ms: the message went back to the queue
+            renewal = await ctx.renewLock().catch((err: unknown) => err);
+          },
+        }),
+      ],
+    });
+    await f.publish(event('late', {}));
+    await waitFor(() => renewal, { what: 'the late renewal' });
+    expect(renewal).toMatchObject({ code: 'LOCK_LOST' });
+  });
+
+  it('on a delivery that cannot renew its lock, ctx.renewLock still renews the lease: effect once', async () => {
+    await using f = fixture({ lockMs: 100 });
+    const attempts: number[] = [];
+    const effects: number[] = [];
+    await f.worker({
+      transport: withUnrenewableLocks(f.transport),
+      heartbeatMs: false,
+      handlers: [
+        defineHandler({
+          type: 'lease',
+          async handle(_e, ctx) {
+            attempts.push(ctx.attempt);
+            for (let i = 0; i < 6; i++) {
+              await sleep(50);
+              await ctx.renewLock(); // nothing to renew on the delivery; the lease is renewed
+            }
+            effects.push(ctx.attempt);
+          },
+        }),
+      ],
+    });
+    await f.publish(event('lease', {}));
+    await f.drained();
+    // The transport lock expired at 100 ms and the message came back: the lease said busy.
+    expect(attempts).toEqual([1]);
+    expect(effects).toEqual([1]);
+    expect(await counted(f.metrics.retries, { code: 'BUSY' })).toBeGreaterThanOrEqual(1);
   });
 });

@@ -51,7 +51,7 @@ describe('worker middleware (your own steps)', () => {
       'inner after',
       'outer after',
     ]);
-    expect(await f.inbox.isProcessed('test', env.id)).toBe(true);
+    expect(await f.store.isProcessed('test', env.id)).toBe(true);
   });
 
   it('changes the outcome: a failure the step turns into NonRetryableError is dead-lettered at once', async () => {
@@ -79,10 +79,10 @@ describe('worker middleware (your own steps)', () => {
         }),
       ],
     });
-    await f.publish(event('charge', {}));
-    await waitFor(() => f.transport.deadLetters.count(), { what: 'a dead letter' });
+    const env = event('charge', {});
+    await f.publish(env);
+    const letter = await f.recordIn(env.id, 'dead-lettered');
 
-    const [letter] = await f.transport.deadLetters.list();
     expect(calls).toBe(1);
     expect(letter).toMatchObject({
       reason: 'card declined: not retried',
@@ -113,7 +113,7 @@ describe('worker middleware (your own steps)', () => {
     });
     const env = event('slow', {});
     await f.publish(env);
-    await waitFor(() => f.inbox.isProcessed('test', env.id), { what: 'the second attempt' });
+    await waitFor(() => f.store.isProcessed('test', env.id), { what: 'the second attempt' });
 
     expect(attempts).toEqual([1, 2]);
     expect(f.logs.find((l) => l.msg === 'retry scheduled')).toMatchObject({
@@ -122,7 +122,7 @@ describe('worker middleware (your own steps)', () => {
     });
   });
 
-  it('never sees a duplicate: the processed-guard answers it before the steps', async () => {
+  it('never sees a duplicate: the record guard answers it before the steps', async () => {
     await using f = fixture({ dedupeWindowMs: false }); // the broker lets the second copy in
     let stepRuns = 0;
     const counting: HandlerMiddleware = (next) => async (ctx) => {
@@ -148,7 +148,7 @@ describe('worker middleware (your own steps)', () => {
     expect(() =>
       createWorker({
         transport: f.transport,
-        processed: f.inbox,
+        records: f.store,
         handlers: [defineHandler({ type: 'x', async handle() {} })],
         middleware: [{} as HandlerMiddleware],
       }),

@@ -51,7 +51,7 @@ describe('concurrency and shutdown', () => {
     await worker.close();
 
     expect(finished).toBe(true);
-    expect(await f.inbox.isProcessed('test', env.id)).toBe(true);
+    expect(await f.store.isProcessed('test', env.id)).toBe(true);
     expect(f.transport.broker.depth(f.transport.queue)).toBe(0);
     await expect(worker.start()).rejects.toThrow(ConfigError);
   });
@@ -84,8 +84,13 @@ describe('concurrency and shutdown', () => {
 
     expect(abortedAfterMs).toBeGreaterThanOrEqual(95);
     expect(Date.now() - t0).toBeLessThan(5_000);
-    expect(await f.inbox.isProcessed('test', env.id)).toBe(false);
-    expect(await f.transport.deadLetters.count()).toBe(0);
+    expect(await f.store.isProcessed('test', env.id)).toBe(false);
+    expect(await f.deadLetters()).toHaveLength(0);
+    // The lease was released, not failed: back to enqueued, no error kept.
+    expect(await f.store.get('test', env.id)).toMatchObject({
+      state: 'enqueued',
+      lastError: undefined,
+    });
     expect(f.transport.broker.depth(f.transport.queue)).toBe(1);
     expect(await counted(f.metrics.retries, { code: 'SHUTDOWN' })).toBe(1);
 
@@ -123,7 +128,7 @@ describe('concurrency and shutdown', () => {
     expect(calls).toEqual(['x']);
     await Promise.all([worker.close(), worker.close(), worker[Symbol.asyncDispose]()]);
 
-    const never = createWorker({ transport: f.transport, processed: f.inbox, handlers });
+    const never = createWorker({ transport: f.transport, records: f.store, handlers });
     await never.close();
     await expect(never.start()).rejects.toThrow(ConfigError);
   });
@@ -141,7 +146,7 @@ describe('concurrency and shutdown', () => {
     ];
     const first = event('scoped', {});
     {
-      await using worker = createWorker({ transport: f.transport, processed: f.inbox, handlers });
+      await using worker = createWorker({ transport: f.transport, records: f.store, handlers });
       await worker.start();
       await f.publish(first);
       await waitFor(() => handled.length === 1, { what: 'the first event' });
@@ -151,6 +156,6 @@ describe('concurrency and shutdown', () => {
     await sleep(50);
     expect(handled).toEqual([first.id]);
     expect(f.transport.broker.depth(f.transport.queue)).toBe(1);
-    expect(await f.inbox.isProcessed('test', first.id)).toBe(true); // the store too
+    expect(await f.store.isProcessed('test', first.id)).toBe(true); // the store too
   });
 });

@@ -7,7 +7,7 @@ import {
   deriveIdempotencyKey,
   type HandlerContext,
 } from '../../src/worker/index.js';
-import { counted, event, fixture, waitFor } from './fixture.js';
+import { comparable, counted, event, fixture } from './fixture.js';
 
 const payment = z.object({ amount: z.number(), currency: z.string() });
 
@@ -37,9 +37,9 @@ describe('worker outcomes', () => {
     expect(seen[0]?.ctx.attempt).toBe(1);
     expect(seen[0]?.ctx.envelope.id).toBe(env.id);
     expect(seen[0]?.ctx.processingToken).not.toBe('');
-    expect(await f.inbox.isProcessed('test', env.id)).toBe(true);
+    expect(await f.store.isProcessed('test', env.id)).toBe(true);
     expect(await counted(f.metrics.processed, { type: 'payment.succeeded' })).toBe(1);
-    expect(await f.transport.deadLetters.count()).toBe(0);
+    expect(await f.deadLetters()).toHaveLength(0);
     const outcomeLines = f.logs.filter((l) => l.eventId === env.id);
     expect(outcomeLines.map((l) => l.msg)).toEqual(['processed']);
     expect(outcomeLines[0]).toMatchObject({
@@ -93,17 +93,17 @@ describe('worker outcomes', () => {
     });
     const env = event('doomed', {});
     await f.publish(env);
-    await waitFor(() => f.transport.deadLetters.count(), { what: 'a dead letter' });
+    const letter = await f.recordIn(env.id, 'dead-lettered');
 
-    const [letter] = await f.transport.deadLetters.list();
     expect(calls).toBe(3);
     expect(letter).toMatchObject({
       reason: 'attempts exhausted',
       attempts: 3,
       lastError: { code: 'INTERNAL', name: 'TypeError', message: 'broken on attempt 3' },
     });
-    expect(letter?.envelope.id).toBe(env.id);
-    expect(await f.inbox.isProcessed('test', env.id)).toBe(false);
+    expect(comparable(letter.envelope)).toEqual(comparable(env)); // kept for a redrive
+    await f.drained(); // the broker message is acked: the record holds the dead letter
+    expect(await f.store.isProcessed('test', env.id)).toBe(false);
     expect(await counted(f.metrics.deadLettered, { type: 'doomed', code: 'INTERNAL' })).toBe(1);
     expect(f.logs.filter((l) => l.msg.startsWith('dead-lettered'))).toHaveLength(1);
   });
@@ -124,19 +124,19 @@ describe('worker outcomes', () => {
     });
     const env = event('refund', {});
     await f.publish(env);
-    await waitFor(() => f.transport.deadLetters.count());
+    const letter = await f.recordIn(env.id, 'dead-lettered');
 
-    const [letter] = await f.transport.deadLetters.list();
     expect(calls).toBe(1);
     expect(letter).toMatchObject({
       reason: 'charge already refunded',
       attempts: 1,
       lastError: { code: 'NON_RETRYABLE', name: 'NonRetryableError' },
     });
-    // Released, not completed: a redrive runs the handler again.
-    expect(await f.inbox.begin('test', env.id, { leaseMs: 1000 })).toMatchObject({
-      status: 'acquired',
-    });
+    await f.drained();
+    // Dead-lettered, not completed: only a redrive (its header) acquires it again.
+    const begin = (redrive?: string) => f.store.begin(env, { leaseMs: 1000, attempt: 1, redrive });
+    expect(await begin()).toEqual({ status: 'dead-lettered' });
+    expect(await begin('cli:ops')).toMatchObject({ status: 'acquired' });
   });
 
   it('dead-letters a schema failure at once, with the issues, without running the handler', async () => {
@@ -153,25 +153,27 @@ describe('worker outcomes', () => {
         }),
       ],
     });
-    await f.publish(event('payment.succeeded', { amount: 'lots', currency: 'eur' }));
-    await waitFor(() => f.transport.deadLetters.count());
+    const env = event('payment.succeeded', { amount: 'lots', currency: 'eur' });
+    await f.publish(env);
+    const letter = await f.recordIn(env.id, 'dead-lettered');
 
-    const [letter] = await f.transport.deadLetters.list();
     expect(calls).toBe(0);
-    expect(letter?.attempts).toBe(1);
-    expect(letter?.reason).toMatch(/^schema: amount: /);
-    expect(letter?.lastError?.code).toBe('SCHEMA');
+    expect(letter.attempts).toBe(1);
+    expect(letter.reason).toMatch(/^schema: amount: /);
+    expect(letter.lastError?.code).toBe('SCHEMA');
+    expect(comparable(letter.envelope)).toEqual(comparable(env));
+    await f.drained();
     expect(await counted(f.metrics.deadLettered, { code: 'SCHEMA' })).toBe(1);
   });
 
   it('dead-letters a payload that is not JSON at once', async () => {
     await using f = fixture();
     await f.worker({ handlers: [defineHandler({ type: 'raw', async handle() {} })] });
-    await f.publish({ ...event('raw', {}), payload: new TextEncoder().encode('<xml/>') });
-    await waitFor(() => f.transport.deadLetters.count());
-    const [letter] = await f.transport.deadLetters.list();
+    const env = { ...event('raw', {}), payload: new TextEncoder().encode('<xml/>') };
+    await f.publish(env);
+    const letter = await f.recordIn(env.id, 'dead-lettered');
     expect(letter).toMatchObject({ attempts: 1, lastError: { code: 'SCHEMA' } });
-    expect(letter?.reason).toMatch(/not valid JSON/);
+    expect(letter.reason).toMatch(/not valid JSON/);
   });
 
   it('acks an AlreadyProcessedError as a duplicate', async () => {
@@ -189,18 +191,18 @@ describe('worker outcomes', () => {
     const env = event('tx', {});
     await f.publish(env);
     await f.drained();
-    expect(await f.transport.deadLetters.count()).toBe(0);
+    expect(await f.deadLetters()).toHaveLength(0);
     expect(await counted(f.metrics.duplicatesSuppressed, { layer: 'worker' })).toBe(1);
-    expect(await f.inbox.isProcessed('test', env.id)).toBe(true);
+    expect(await f.store.isProcessed('test', env.id)).toBe(true);
   });
 
   it('dead-letters unknown types by default, or acks them with unknownType: ack', async () => {
     await using f = fixture({ queue: 'dl' });
     await f.worker({ handlers: [defineHandler({ type: 'known', async handle() {} })] });
-    await f.publish(event('unknown.type', {}));
-    await waitFor(() => f.transport.deadLetters.count());
-    const [letter] = await f.transport.deadLetters.list();
-    expect(letter?.reason).toBe('no handler for type "unknown.type"');
+    const unknown = event('unknown.type', {});
+    await f.publish(unknown);
+    const letter = await f.recordIn(unknown.id, 'dead-lettered');
+    expect(letter.reason).toBe('no handler for type "unknown.type"');
 
     await using g = fixture({ queue: 'ack' });
     await g.worker({
@@ -209,7 +211,7 @@ describe('worker outcomes', () => {
     });
     await g.publish(event('unknown.type', {}));
     await g.drained();
-    expect(await g.transport.deadLetters.count()).toBe(0);
+    expect(await g.deadLetters()).toHaveLength(0);
     expect(g.logs.some((l) => l.msg.startsWith('acked without running'))).toBe(true);
   });
 
@@ -246,12 +248,15 @@ describe('worker outcomes', () => {
   });
 
   it('refuses an invalid config with a ConfigError, before any I/O', async () => {
-    await using f = fixture();
+    await using f = fixture({ lockMs: 100 });
     const h = defineHandler({ type: 't', async handle() {} });
-    const base = { transport: f.transport, processed: f.inbox };
+    const base = { transport: f.transport, records: f.store };
     expect(() => createWorker({ ...base, handlers: [h, h] })).toThrow(ConfigError);
-    expect(() => createWorker({ ...base, handlers: [h], lockMs: 100, heartbeatMs: 100 })).toThrow(
-      /heartbeatMs/,
+    expect(() => createWorker({ ...base, handlers: [h], heartbeatMs: 100 })).toThrow(
+      /heartbeatMs must be below the transport's lock.ms \(100\)/,
+    );
+    expect(() => createWorker({ ...base, handlers: [h], records: {} as typeof f.store })).toThrow(
+      /must be a RecordStore\n {2}→ at records/,
     );
     expect(() => createWorker({ ...base, handlers: [h], concurrency: 0 })).toThrow(ConfigError);
     expect(() => createWorker({ ...base, handlers: [] })).toThrow(ConfigError);
