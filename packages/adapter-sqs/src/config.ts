@@ -39,9 +39,9 @@ const optionsSchema = z
     /**
      * Each delivery's lock: the visibility timeout every receive asks for (rounded up to whole
      * seconds), and what `renewLock` renews it for (`ChangeMessageVisibility`). Declared as
-     * `capabilities.lock.ms`. 1 ms–12 h, default 30 000.
+     * `capabilities.lock.ms`. 1 s (SQS counts whole seconds) to 12 h, default 30 000.
      */
-    lockMs: z.number().int().min(1).max(MAX_VISIBILITY_MS).default(30_000),
+    lockMs: z.number().int().min(1000).max(MAX_VISIBILITY_MS).default(30_000),
     /**
      * The redrive policy's `maxReceiveCount`: after this many receives SQS moves a message to the
      * dead-letter queue on its own, where `consumeDeadLetters` reads it back (a crash loop, a store
