@@ -123,6 +123,16 @@ export {
   deriveIdempotencyKey,
 } from './worker/index.js';
 
+// Dead letters: redrive and discard through the event record, on every broker alike
+export {
+  type DeadLetterActionOptions,
+  type DeadLetterActionResult,
+  type DeadLetterSelection,
+  REDRIVE_HEADER,
+  discardDeadLetters,
+  redriveDeadLetters,
+} from './records/dead-letter-actions.js';
+
 // Observability: our own Logger and metrics ports; pino and prom-client are the defaults
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';
 export {
