@@ -6,7 +6,7 @@ type Db = Database.Database;
 type Statement = Database.Statement;
 
 /**
- * The one connection an embedded instance shares between its inbox, processed store and
+ * The one connection an embedded instance shares between its inbox, event record and
  * transports. Opening is lazy (first `get()` or `open()`) so factories do no I/O. Closed is final.
  *
  * Not for sharing across threads; other processes open their own instance on the same file.

@@ -1,4 +1,4 @@
-import { type ProcessedStore, silentLogger } from '@onceflow/core';
+import { type RecordStore, silentLogger } from '@onceflow/core';
 import { createLifecycle } from '@onceflow/core/kit';
 import type { Database } from 'better-sqlite3';
 import {
@@ -9,16 +9,16 @@ import {
 } from './config.js';
 import { createDatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
-import { createEmbeddedInbox, type EmbeddedInbox } from './store.js';
+import { createEmbeddedStore, type EmbeddedStore } from './store.js';
 import { createEmbeddedTransport, type EmbeddedTransport } from './transport/transport.js';
 import { createQueueNotifier } from './transport/waker.js';
 
-/** The embedded default: inbox, processed-guard and queues in one SQLite file. */
+/** The embedded default: inbox, event record and queues in one SQLite file. */
 export interface Embedded {
-  /** The inbox, which is also the processed-guard (one row per event): see `EmbeddedInbox`. */
-  readonly inbox: EmbeddedInbox;
-  /** The same object as `inbox`, typed for the worker. */
-  readonly processed: ProcessedStore;
+  /** The inbox, which is also the event record (one row per event): see `EmbeddedStore`. */
+  readonly inbox: EmbeddedStore;
+  /** The same object as `inbox`, typed for the worker, the CLI and operator tools. */
+  readonly records: RecordStore;
   /**
    * A transport over `queue` in the same file. Each call returns a new transport (its own
    * options and subscriptions); all of them close with the instance.
@@ -46,7 +46,7 @@ export interface Embedded {
  * await embedded.start();
  * const transport = embedded.transport('webhooks');
  * // receiver: createReceiver({ inbox: embedded.inbox, transport, … })
- * // worker:   createWorker({ transport, processed: embedded.processed, … })
+ * // worker:   createWorker({ transport, records: embedded.records, … })
  * await embedded.close();
  */
 export function createEmbedded(options: EmbeddedOptions): Embedded {
@@ -64,10 +64,10 @@ export function createEmbedded(options: EmbeddedOptions): Embedded {
   });
   const close = () => lifecycle.close();
 
-  const inbox = createEmbeddedInbox(handle);
+  const store = createEmbeddedStore(handle);
   return {
-    inbox,
-    processed: inbox,
+    inbox: store,
+    records: store,
     transport(queue, transportOptions) {
       lifecycle.assertOpen('transport()');
       const transport = createEmbeddedTransport({

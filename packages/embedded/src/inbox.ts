@@ -1,71 +1,90 @@
 import { randomUUID } from 'node:crypto';
-import type { ClaimResult, Envelope, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
-import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
+import {
+  type ClaimResult,
+  type Envelope,
+  type Inbox,
+  type InboxStats,
+  type StaleClaim,
+  UsageError,
+} from '@onceflow/core';
+import { decodeEnvelope, encodeEnvelope, positiveMs, traceIdOf } from '@onceflow/core/kit';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
+import { appendHistory, entryJson } from './history.js';
 
 interface ExistingRow {
   payload_hash: string | null;
-  state: 'pending' | 'enqueued' | null;
+  state: string;
+  claim_token: string | null;
   claim_expires_at: number | null;
-  processed_at: number | null;
 }
 
-const toMs = (iso: string): number => {
+/** Rows purge may delete: finished, or on the broker with no attempt running. */
+const PURGEABLE = `state IN ('enqueued', 'completed', 'discarded')`;
+/** Rows deleted per purge statement, so the write lock is never held for a whole purge. */
+const PURGE_BATCH = 500;
+
+const toMs = (iso: string, fallback: number): number => {
   const ms = Date.parse(iso);
-  return Number.isFinite(ms) ? ms : Date.now();
+  return Number.isFinite(ms) ? ms : fallback;
 };
 
 /**
- * The SQLite inbox. Every method is one IMMEDIATE transaction on the shared file, so `claim` is
- * atomic across every process using the file: of concurrent claims of one (source, id) exactly
- * one gets `new`. Rows known only to the processed-guard (events that never passed a receiver)
- * become inbox rows on their first claim, or answer `duplicate` once processed.
+ * The SQLite inbox, on the event record's rows. Every method is one statement or one short
+ * IMMEDIATE transaction on the shared file, so `claim` is atomic across every process using the
+ * file: of concurrent claims of one (source, id) exactly one gets `new`, in state `received`. An
+ * event the record already holds without a claim (it reached a worker without passing a
+ * receiver) answers `duplicate`.
  *
- * A pending row the worker already processed (the process died between publish and
- * `markEnqueued`) answers `duplicate` and is not handed to the relay.
+ * A claim a worker already began (the process died between publish and `markEnqueued`) is no
+ * longer `received`: it answers `duplicate` and is not handed to the relay; `markEnqueued` and
+ * `release` then only drop the claim token, leaving the record where the worker put it.
  *
- * Retention: `purge` deletes enqueued and processed rows received before `olderThan` (never an
- * unprocessed pending row, never a row whose processing lease is live) and conflict records seen
- * before it; it returns the number of event rows deleted. `stats().processed` counts every
- * processed event, with or without an inbox claim.
+ * Retention: `purge` deletes `enqueued`, `completed` and `discarded` records received before
+ * `olderThan` (never `received`, `processing`, `retry-scheduled` or `dead-lettered` ones) and
+ * conflict records seen before it, a batch per statement; it returns the number of records
+ * deleted. `stats().processed` counts completed and discarded events, with or without a claim.
  */
 export function createSqliteInbox(handle: DatabaseHandle): Inbox {
   const claim = (envelope: Envelope, leaseMs: number): ClaimResult =>
     handle.immediate(() => {
       const now = Date.now();
       const token = randomUUID();
-      const fresh = [envelope.payloadHash, encodeEnvelope(envelope), toMs(envelope.receivedAt)];
-      const lease = [now, token, now + leaseMs];
       const inserted = handle
         .stmt(
-          `INSERT INTO onceflow_inbox (source, id, payload_hash, envelope, state, received_at,
-             claimed_at, claim_token, claim_expires_at)
-           VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+          `INSERT INTO onceflow_inbox (source, id, state, claim_token, claim_expires_at,
+             claimed_at, payload_hash, received_at, updated_at, type, ordering_key, trace_id,
+             history, envelope)
+           VALUES (?, ?, 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, json_array(json(?)), ?)
+           ON CONFLICT DO NOTHING`,
         )
-        .run(envelope.source, envelope.id, ...fresh, ...lease);
+        .run(
+          envelope.source,
+          envelope.id,
+          token,
+          now + leaseMs,
+          now,
+          envelope.payloadHash,
+          toMs(envelope.receivedAt, now),
+          now,
+          envelope.type,
+          envelope.key ?? null,
+          traceIdOf(envelope) ?? null,
+          entryJson(now, { state: 'received', actor: 'receiver' }),
+          encodeEnvelope(envelope),
+        );
       if (inserted.changes === 1) return { status: 'new', token };
       const row = handle
         .stmt(
-          `SELECT payload_hash, state, claim_expires_at, processed_at
+          `SELECT payload_hash, state, claim_token, claim_expires_at
            FROM onceflow_inbox WHERE source = ? AND id = ?`,
         )
         .get(envelope.source, envelope.id) as ExistingRow;
-      if (row.state === null) {
-        if (row.processed_at !== null) return { status: 'duplicate' };
-        handle
-          .stmt(
-            `UPDATE onceflow_inbox SET payload_hash = ?, envelope = ?, state = 'pending',
-               received_at = ?, claimed_at = ?, claim_token = ?, claim_expires_at = ?
-             WHERE source = ? AND id = ?`,
-          )
-          .run(...fresh, ...lease, envelope.source, envelope.id);
-        return { status: 'new', token };
-      }
+      if (row.payload_hash === null) return { status: 'duplicate' };
       if (row.payload_hash !== envelope.payloadHash) {
-        return { status: 'conflict', existingHash: row.payload_hash ?? '' };
+        return { status: 'conflict', existingHash: row.payload_hash };
       }
-      if (row.state === 'enqueued' || row.processed_at !== null) return { status: 'duplicate' };
+      if (row.state !== 'received' || row.claim_token === null) return { status: 'duplicate' };
       if ((row.claim_expires_at ?? 0) > now) return { status: 'in-flight' };
       handle
         .stmt(
@@ -86,8 +105,7 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
              SET claim_token = lower(hex(randomblob(16))), claim_expires_at = ?
              WHERE (source, id) IN (
                SELECT source, id FROM onceflow_inbox
-               WHERE state = 'pending' AND claimed_at <= ? AND claim_expires_at <= ?
-                 AND processed_at IS NULL
+               WHERE state = 'received' AND claimed_at <= ? AND claim_expires_at <= ?
                ORDER BY claimed_at LIMIT ?)
              RETURNING envelope, claim_token AS token, claimed_at`,
           )
@@ -101,14 +119,45 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
     return rows.map((r) => ({ envelope: decodeEnvelope(r.envelope), token: r.token }));
   };
 
+  /** Claimed events not yet handled (dead letters are not waiting: an operator acts on them). */
+  const WAITING = `payload_hash IS NOT NULL
+    AND state IN ('received', 'enqueued', 'processing', 'retry-scheduled')`;
+
+  const purge = async (olderThan: Date): Promise<number> => {
+    const cutoff = olderThan.getTime();
+    if (Number.isNaN(cutoff)) throw new UsageError('purge: olderThan must be a valid Date');
+    const batch = (sql: string, from: number) =>
+      asStore('purge', () => handle.stmt(sql).all(from, cutoff, PURGE_BATCH) as { at: number }[]);
+    // Each batch is its own statement (a short write lock); `from` skips the kept rows already passed.
+    const drain = async (sql: string) => {
+      let removed = 0;
+      for (let from = Number.MIN_SAFE_INTEGER; ; ) {
+        const rows = await batch(sql, from);
+        removed += rows.length;
+        if (rows.length < PURGE_BATCH) return removed;
+        from = Math.max(...rows.map((r) => r.at));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    await drain(
+      `DELETE FROM onceflow_inbox_conflicts WHERE seq IN (SELECT seq FROM onceflow_inbox_conflicts
+         WHERE seen_at >= ? AND seen_at < ? ORDER BY seen_at LIMIT ?) RETURNING seen_at AS at`,
+    );
+    return drain(
+      `DELETE FROM onceflow_inbox WHERE (source, id) IN (SELECT source, id FROM onceflow_inbox
+         WHERE received_at >= ? AND received_at < ? AND ${PURGEABLE}
+         ORDER BY received_at LIMIT ?) RETURNING received_at AS at`,
+    );
+  };
+
   const stats = (): InboxStats => {
     const row = handle
       .stmt(
         `SELECT
-           count(*) FILTER (WHERE state = 'pending' AND processed_at IS NULL) AS pending,
-           count(*) FILTER (WHERE state = 'enqueued' AND processed_at IS NULL) AS enqueued,
-           count(*) FILTER (WHERE processed_at IS NOT NULL) AS processed,
-           min(received_at) FILTER (WHERE state IS NOT NULL AND processed_at IS NULL) AS oldest,
+           count(*) FILTER (WHERE state = 'received') AS pending,
+           count(*) FILTER (WHERE ${WAITING} AND state != 'received') AS enqueued,
+           count(*) FILTER (WHERE state IN ('completed', 'discarded')) AS processed,
+           min(received_at) FILTER (WHERE ${WAITING}) AS oldest,
            (SELECT count(*) FROM onceflow_inbox_conflicts) AS conflicts
          FROM onceflow_inbox`,
       )
@@ -125,28 +174,54 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
   };
 
   return {
-    claim: (envelope, { leaseMs }) => asStore('claim', () => claim(envelope, leaseMs)),
+    claim: async (envelope, { leaseMs }) => {
+      positiveMs('leaseMs', leaseMs); // a call outside the contract, not a store failure
+      return asStore('claim', () => claim(envelope, leaseMs));
+    },
+    // A worker that began first keeps the record where it put it: only the claim token goes.
     markEnqueued: (source, id, token) =>
       asStore('markEnqueued', () => {
+        const now = Date.now();
         handle
           .stmt(
-            `UPDATE onceflow_inbox SET state = 'enqueued', enqueued_at = ?,
-               claim_token = NULL, claim_expires_at = NULL
-             WHERE source = ? AND id = ? AND claim_token = ? AND state = 'pending'`,
+            `UPDATE onceflow_inbox SET claim_token = NULL, claim_expires_at = NULL,
+               state = CASE WHEN state = 'received' THEN 'enqueued' ELSE state END,
+               updated_at = CASE WHEN state = 'received' THEN @now ELSE updated_at END,
+               history = CASE WHEN state = 'received' THEN ${appendHistory('@entry')}
+                 ELSE history END
+             WHERE source = @source AND id = @id AND claim_token = @token`,
           )
-          .run(Date.now(), source, id, token);
+          .run({
+            source,
+            id,
+            token,
+            now,
+            entry: entryJson(now, { state: 'enqueued', actor: 'receiver' }),
+          });
       }),
     release: (source, id, token) =>
-      asStore('release', () => {
-        handle
-          .stmt(
-            `DELETE FROM onceflow_inbox
-             WHERE source = ? AND id = ? AND claim_token = ? AND state = 'pending'`,
-          )
-          .run(source, id, token);
-      }),
-    takeStale: ({ olderThanMs, leaseMs, limit }) =>
-      asStore('takeStale', () => takeStale(olderThanMs, leaseMs, limit)),
+      asStore('release', () =>
+        handle.immediate(() => {
+          const args = [source, id, token];
+          const removed = handle
+            .stmt(
+              `DELETE FROM onceflow_inbox
+               WHERE source = ? AND id = ? AND claim_token = ? AND state = 'received'`,
+            )
+            .run(...args);
+          if (removed.changes === 1) return;
+          handle
+            .stmt(
+              `UPDATE onceflow_inbox SET claim_token = NULL, claim_expires_at = NULL
+               WHERE source = ? AND id = ? AND claim_token = ?`,
+            )
+            .run(...args);
+        }),
+      ),
+    takeStale: async ({ olderThanMs, leaseMs, limit }) => {
+      positiveMs('leaseMs', leaseMs);
+      return asStore('takeStale', () => takeStale(olderThanMs, leaseMs, limit));
+    },
     recordConflict: (envelope) =>
       asStore('recordConflict', () => {
         handle
@@ -156,21 +231,7 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
           )
           .run(envelope.source, envelope.id, envelope.payloadHash, Date.now());
       }),
-    purge: ({ olderThan }) =>
-      asStore('purge', () =>
-        handle.immediate(() => {
-          const cutoff = olderThan.getTime();
-          handle.stmt('DELETE FROM onceflow_inbox_conflicts WHERE seen_at < ?').run(cutoff);
-          return handle
-            .stmt(
-              `DELETE FROM onceflow_inbox
-               WHERE received_at < ?
-                 AND (processed_at IS NOT NULL OR state = 'enqueued')
-                 AND NOT (processed_at IS NULL AND coalesce(processing_expires_at, 0) > ?)`,
-            )
-            .run(cutoff, Date.now()).changes;
-        }),
-      ),
+    purge: ({ olderThan }) => purge(olderThan),
     stats: () => asStore('stats', stats),
   };
 }

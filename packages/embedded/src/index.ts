@@ -1,7 +1,7 @@
 // The embedded default: one SQLite file, zero infrastructure
 export { createEmbedded, type Embedded } from './embedded.js';
 export type { EmbeddedOptions, EmbeddedTransportOptions } from './config.js';
-export type { EmbeddedInbox } from './store.js';
+export type { EmbeddedStore } from './store.js';
 export type { EmbeddedTransport } from './transport/transport.js';
 
 // Effectively-once writes to the same file

@@ -5,24 +5,29 @@ import {
   UsageError,
 } from '@onceflow/core';
 import type { Database, Statement } from 'better-sqlite3';
+import { appendHistory, entryJson, withAttempt } from './history.js';
+
+/** What the mark writes besides the state: the lease is given up, the history says completed. */
+const COMPLETED = `state = 'completed', processing_token = NULL, processing_expires_at = NULL,
+  next_attempt_at = NULL, updated_at = @now, history = ${appendHistory(withAttempt('@entry'))}`;
 
 /**
- * Sets `processed_at` on the event's row, creating the row if the event never passed an inbox.
- * Changes nothing (0 rows) when the event was already processed.
+ * Completes the event's record whatever its state, creating it if the event never reached this
+ * store. Changes nothing (0 rows) when it was already completed or discarded.
  */
-export const MARK_PROCESSED_SQL = `
-  INSERT INTO onceflow_inbox (source, id, received_at, processed_at) VALUES (?, ?, ?, ?)
-  ON CONFLICT (source, id) DO UPDATE SET processed_at = excluded.processed_at,
-    processing_token = NULL, processing_expires_at = NULL
-  WHERE processed_at IS NULL`;
+const MARK_PROCESSED_SQL = `
+  INSERT INTO onceflow_inbox (source, id, state, received_at, updated_at, history)
+  VALUES (@source, @id, 'completed', @now, @now, json_array(json(@entry)))
+  ON CONFLICT (source, id) DO UPDATE SET ${COMPLETED}
+  WHERE state NOT IN ('completed', 'discarded')`;
 
-/** The mark while `processing_token` is the caller's lease; 0 rows otherwise. */
+/** `RecordStore.complete` in the caller's transaction: 0 rows unless `@token` holds the lease. */
 const MARK_BY_LEASE_SQL = `
-  UPDATE onceflow_inbox SET processed_at = ?, processing_token = NULL, processing_expires_at = NULL
-  WHERE source = ? AND id = ? AND processing_token = ? AND processed_at IS NULL`;
+  UPDATE onceflow_inbox SET ${COMPLETED}
+  WHERE source = @source AND id = @id AND processing_token = @token AND state = 'processing'`;
 
 /** Why the mark by lease changed nothing. */
-const INSPECT_SQL = `SELECT processed_at FROM onceflow_inbox WHERE source = ? AND id = ?`;
+const INSPECT_SQL = `SELECT state FROM onceflow_inbox WHERE source = ? AND id = ?`;
 
 /** What the mark reads from the handler's context: the event and the worker's processing lease. */
 type LeaseHolder = Pick<HandlerContext, 'envelope' | 'processingToken'>;
@@ -74,18 +79,23 @@ function markByLease(s: MarkStatements, ctx: LeaseHolder): void {
       `markProcessedInTransaction: ctx holds no processing lease for ${source}/${id}: pass the ctx the worker gave the handler`,
     );
   }
-  if (s.byLease.run(Date.now(), source, id, ctx.processingToken).changes === 1) return;
-  const row = s.inspect.get(source, id) as { processed_at: number | null } | undefined;
+  const now = Date.now();
+  const entry = entryJson(now, { state: 'completed' });
+  if (s.byLease.run({ source, id, token: ctx.processingToken, now, entry }).changes === 1) return;
+  const row = s.inspect.get(source, id) as { state: string } | undefined;
   if (row === undefined) {
     throw new UsageError(
-      `markProcessedInTransaction: no processing lease for ${source}/${id} in this database: pass the db of the embedded store the worker uses as its processed store`,
+      `markProcessedInTransaction: no processing lease for ${source}/${id} in this database: pass the db of the embedded store the worker uses as its records`,
     );
   }
-  if (row.processed_at !== null) throw new AlreadyProcessedError(source, id);
-  // Another attempt took the lease after this one's expired (or took it and released it). The
-  // hint covers the one misuse that looks the same: a worker whose processed store is elsewhere.
+  if (row.state === 'completed' || row.state === 'discarded') {
+    throw new AlreadyProcessedError(source, id);
+  }
+  // Another attempt took the lease after this one's expired (or took it and released it, or
+  // dead-lettered it). The hint covers the one misuse that looks the same: a worker whose
+  // records are elsewhere.
   throw new LockLostError(
-    `processing lease on ${source}/${id} lost to another attempt (if the worker's processed store is not this database, pass source and id instead of ctx)`,
+    `processing lease on ${source}/${id} lost to another attempt (if the worker's records are not this database, pass source and id instead of ctx)`,
   );
 }
 
@@ -93,20 +103,22 @@ function markByLease(s: MarkStatements, ctx: LeaseHolder): void {
  * Marks an event processed inside the caller's better-sqlite3 transaction, so the business write
  * and the processed mark commit or roll back together: effectively-once for writes to the same
  * SQLite file. Mark first, so a losing attempt stops before its business work, and let what it
- * throws propagate so the transaction rolls back.
+ * throws propagate so the transaction rolls back. The mark is the record's `completed` state,
+ * with its history entry; the worker's `complete` afterwards changes nothing.
  *
- * Pass the handler's `ctx` (the worker's processed store being this file): the mark then holds
+ * Pass the handler's `ctx` (the worker's `records` being this file): the mark then holds
  * only while this attempt owns the processing lease. It throws
  * - `AlreadyProcessedError` when another attempt completed the event (the worker acks it as a
  *   duplicate, without a second effect);
- * - `LockLostError` when another attempt took the processing lease (the worker retries);
+ * - `LockLostError` when another attempt took the processing lease, or the record is no longer
+ *   this attempt's (the worker retries);
  * - `UsageError` for a call that can never work: outside a transaction, on a file without the
  *   onceflow tables, or on one where the event has no row (another file); the worker
  *   dead-letters it at once with the message as reason.
  *
- * Passing `(db, source, id)` instead marks by id alone, creating the row when missing, for a
- * worker whose processed store is elsewhere; a `source` or `id` that is not a non-empty string
- * is a `UsageError`.
+ * Passing `(db, source, id)` instead completes the record by id alone, whatever its state,
+ * creating it when missing, for a worker whose records are elsewhere; a `source` or `id` that is
+ * not a non-empty string is a `UsageError`.
  *
  * `db` is any connection to the embedded file: `embedded.db` or one you opened yourself. Run the
  * transaction with `.immediate()` (it takes the write lock up front and waits up to busy_timeout
@@ -145,7 +157,8 @@ export function markProcessedInTransaction(
   checkEvent(target, id);
   const source = target as string;
   const now = Date.now();
-  if (s.upsert.run(source, id, now, now).changes === 0) {
+  const entry = entryJson(now, { state: 'completed' });
+  if (s.upsert.run({ source, id, now, entry }).changes === 0) {
     throw new AlreadyProcessedError(source, id as string);
   }
 }

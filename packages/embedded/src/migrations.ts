@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { RECORD_MIGRATION } from './record-migration.js';
 
 /**
  * The schema, one SQL script per version. Applied in order, each once, recorded in
@@ -72,12 +73,17 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX onceflow_dead_letters_queue ON onceflow_dead_letters (queue, id);
   `,
+  RECORD_MIGRATION,
 ];
 
 /**
- * Creates or upgrades the onceflow tables in `db`. Idempotent and safe to run from several
- * processes at once: each runs under an IMMEDIATE transaction and skips versions already applied.
- * `createEmbedded().start()` calls it; call it yourself only for a connection you opened.
+ * Creates or upgrades the onceflow tables in `db`; returns how many versions it applied.
+ * Idempotent and safe to run from several processes at once: each runs under an IMMEDIATE
+ * transaction and skips versions already applied. Refuses a file whose schema is newer than this
+ * package. `createEmbedded().start()` calls it; call it yourself only for a connection you opened.
+ *
+ * Upgrading: stop the processes of the previous version before the first new one opens the file;
+ * the old ones' statements fail against the new schema (`StoreUnavailableError`).
  *
  * @example
  * const db = new Database('onceflow.db');
@@ -91,6 +97,11 @@ export function applyMigrations(db: Database): number {
       v: number | null;
     };
     const current = row.v ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `the file's onceflow schema is version ${current}, newer than this @onceflow/embedded (${MIGRATIONS.length}): upgrade every process that opens it`,
+      );
+    }
     const record = db.prepare(
       'INSERT INTO onceflow_migrations (version, applied_at) VALUES (?, ?)',
     );

@@ -75,9 +75,9 @@ describe('embedded inbox', () => {
     const processed = await embedded.inbox.claim(old('processed'), { leaseMs: 1000 });
     if (processed.status !== 'new') throw new Error('expected new');
     await embedded.inbox.markEnqueued('test', 'processed', processed.token);
-    const begun = await embedded.processed.begin('test', 'processed', { leaseMs: 1000 });
+    const begun = await embedded.records.begin(old('processed'), { leaseMs: 1000, attempt: 1 });
     if (begun.status !== 'acquired') throw new Error('expected acquired');
-    await embedded.processed.complete('test', 'processed', begun.token);
+    await embedded.records.complete('test', 'processed', begun.token);
 
     expect(await embedded.inbox.purge({ olderThan: new Date('2021-01-01') })).toBe(2);
     const stats = await embedded.inbox.stats();
@@ -87,10 +87,10 @@ describe('embedded inbox', () => {
 
   it('answers duplicate for an event the worker already processed without an inbox', async () => {
     await using embedded = createEmbedded({ path: tempDbPath() });
-    const begun = await embedded.processed.begin('test', 'evt_own', { leaseMs: 1000 });
+    const begun = await embedded.records.begin(event('evt_own'), { leaseMs: 1000, attempt: 1 });
     if (begun.status !== 'acquired') throw new Error('expected acquired');
     expect((await embedded.inbox.stats()).processed).toBe(0);
-    await embedded.processed.complete('test', 'evt_own', begun.token);
+    await embedded.records.complete('test', 'evt_own', begun.token);
     expect(await embedded.inbox.claim(event('evt_own'), { leaseMs: 1000 })).toEqual({
       status: 'duplicate',
     });

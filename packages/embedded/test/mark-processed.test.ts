@@ -6,46 +6,16 @@ import {
 } from '@onceflow/core';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { createEmbedded, markProcessedInTransaction } from '../src/index.js';
+import { createEmbedded, type Embedded, markProcessedInTransaction } from '../src/index.js';
 import { event, tempDbPath } from './helpers.js';
 
 type LeaseHolder = Pick<HandlerContext, 'envelope' | 'processingToken'>;
 
 const LEDGER = 'CREATE TABLE ledger (event_id TEXT NOT NULL, amount INTEGER NOT NULL)';
 
-describe('embedded processed-guard', () => {
-  it('leases one attempt at a time, then answers processed', async () => {
-    await using embedded = createEmbedded({ path: tempDbPath() });
-    const { processed } = embedded;
-    const first = await processed.begin('test', 'evt_1', { leaseMs: 60_000 });
-    expect(first.status).toBe('acquired');
-    const second = await processed.begin('test', 'evt_1', { leaseMs: 60_000 });
-    expect(second.status).toBe('busy');
-    if (second.status === 'busy') expect(second.retryAfterMs).toBeGreaterThan(59_000);
-    if (first.status !== 'acquired') return;
-    await processed.complete('test', 'evt_1', first.token);
-    await processed.complete('test', 'evt_1', first.token);
-    expect(await processed.begin('test', 'evt_1', { leaseMs: 1000 })).toEqual({
-      status: 'processed',
-    });
-  });
-
-  it('lets the next attempt in after release or lease expiry, and stops extend for the loser', async () => {
-    await using embedded = createEmbedded({ path: tempDbPath() });
-    const { processed } = embedded;
-    const a = await processed.begin('test', 'evt_1', { leaseMs: 1 });
-    if (a.status !== 'acquired') throw new Error('expected acquired');
-    await new Promise((r) => setTimeout(r, 5));
-    const b = await processed.begin('test', 'evt_1', { leaseMs: 60_000 });
-    if (b.status !== 'acquired') throw new Error('expected acquired after expiry');
-    expect(await processed.extend('test', 'evt_1', a.token, 60_000)).toBe(false);
-    expect(await processed.extend('test', 'evt_1', b.token, 60_000)).toBe(true);
-    await processed.release('test', 'evt_1', a.token); // not the holder: no effect
-    expect((await processed.begin('test', 'evt_1', { leaseMs: 1 })).status).toBe('busy');
-    await processed.release('test', 'evt_1', b.token);
-    expect((await processed.begin('test', 'evt_1', { leaseMs: 1 })).status).toBe('acquired');
-  });
-});
+/** The worker's `begin` of attempt 1 of test/`id`. */
+const begin = (embedded: Embedded, id: string, leaseMs = 60_000) =>
+  embedded.records.begin(event(id), { leaseMs, attempt: 1, consumer: 'worker-a' });
 
 describe('markProcessedInTransaction', () => {
   it('commits the ledger write and the processed mark together, once', async () => {
@@ -60,7 +30,7 @@ describe('markProcessedInTransaction', () => {
     record.immediate('evt_1', 42);
     expect(() => record.immediate('evt_1', 42)).toThrow(AlreadyProcessedError);
     expect(db.prepare('SELECT count(*) AS n FROM ledger').get()).toEqual({ n: 1 });
-    expect(await embedded.processed.begin('test', 'evt_1', { leaseMs: 1000 })).toEqual({
+    expect(await begin(embedded, 'evt_1', 1000)).toEqual({
       status: 'processed',
     });
   });
@@ -76,9 +46,7 @@ describe('markProcessedInTransaction', () => {
     });
     expect(() => failing('evt_1')).toThrow('business rule failed');
     expect(db.prepare('SELECT count(*) AS n FROM ledger').get()).toEqual({ n: 0 });
-    expect((await embedded.processed.begin('test', 'evt_1', { leaseMs: 1000 })).status).toBe(
-      'acquired',
-    );
+    expect((await begin(embedded, 'evt_1', 1000)).status).toBe('acquired');
   });
 
   it('decides between a worker attempt and a late attempt holding an expired lease', async () => {
@@ -89,15 +57,15 @@ describe('markProcessedInTransaction', () => {
       db.prepare('INSERT INTO ledger (event_id, amount) VALUES (?, ?)').run(id, 1);
       markProcessedInTransaction(db, 'test', id);
     });
-    const late = await embedded.processed.begin('test', 'evt_1', { leaseMs: 1 });
+    const late = await begin(embedded, 'evt_1', 1);
     await new Promise((r) => setTimeout(r, 5));
-    const current = await embedded.processed.begin('test', 'evt_1', { leaseMs: 60_000 });
+    const current = await begin(embedded, 'evt_1', 60_000);
     if (late.status !== 'acquired' || current.status !== 'acquired') throw new Error('acquire');
 
     write.immediate('evt_1');
-    await embedded.processed.complete('test', 'evt_1', current.token);
+    await embedded.records.complete('test', 'evt_1', current.token);
     expect(() => write.immediate('evt_1')).toThrow(AlreadyProcessedError);
-    await embedded.processed.complete('test', 'evt_1', late.token);
+    await embedded.records.complete('test', 'evt_1', late.token);
     expect(db.prepare('SELECT count(*) AS n FROM ledger').get()).toEqual({ n: 1 });
   });
 
@@ -116,9 +84,7 @@ describe('markProcessedInTransaction', () => {
     } finally {
       own.close();
     }
-    expect((await embedded.processed.begin('test', 'evt_9', { leaseMs: 1 })).status).toBe(
-      'processed',
-    );
+    expect((await begin(embedded, 'evt_9', 1)).status).toBe('processed');
   });
 
   it('refuses to run outside a transaction or on a file without the onceflow tables', () => {
@@ -144,9 +110,26 @@ describe('markProcessedInTransaction', () => {
       /^markProcessedInTransaction: source must be a non-empty string, got undefined: pass the handler's ctx/,
     );
     expect(() => mark.immediate('test', '')).toThrow(UsageError);
-    expect((await embedded.processed.begin('test', 'evt_1', { leaseMs: 1 })).status).toBe(
-      'acquired',
-    );
+    expect((await begin(embedded, 'evt_1', 1)).status).toBe('acquired');
+  });
+
+  it('by (source, id) it completes a record in any state but completed or discarded', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath() });
+    const db = embedded.db;
+    const mark = db.transaction((id: string) => markProcessedInTransaction(db, 'test', id));
+    await embedded.records.deadLetter(event('evt_dead'), undefined, { reason: 'x', attempts: 1 });
+    mark.immediate('evt_dead');
+    mark.immediate('evt_new');
+    for (const id of ['evt_dead', 'evt_new']) {
+      const record = await embedded.records.get('test', id);
+      expect(record?.state, id).toBe('completed');
+      expect(record?.history.at(-1), id).toMatchObject({
+        at: record?.updatedAt,
+        state: 'completed',
+      });
+    }
+    await embedded.records.act('test', 'evt_dead', { kind: 'discarded', actor: 'cli:a' });
+    expect(() => mark.immediate('evt_dead')).toThrow(AlreadyProcessedError);
   });
 });
 
@@ -172,7 +155,7 @@ describe('markProcessedInTransaction(db, ctx): the mark holds while this attempt
       (embedded.db.prepare('SELECT count(*) AS n FROM ledger').get() as { n: number }).n;
     /** A context holding a real processing lease, as the worker builds it. */
     const leased = async (id: string, leaseMs = 60_000): Promise<LeaseHolder> => {
-      const begun = await embedded.processed.begin('test', id, { leaseMs });
+      const begun = await begin(embedded, id, leaseMs);
       if (begun.status !== 'acquired') throw new Error(`${id}: ${begun.status}`);
       return { envelope: event(id), processingToken: begun.token };
     };
@@ -186,9 +169,24 @@ describe('markProcessedInTransaction(db, ctx): the mark holds while this attempt
     expect(attempt(ctx)).toBeUndefined();
     expect(attempt(ctx)).toBeInstanceOf(AlreadyProcessedError);
     expect(rows()).toBe(1);
-    expect((await embedded.processed.begin('test', 'evt_1', { leaseMs: 1 })).status).toBe(
-      'processed',
-    );
+    expect((await begin(embedded, 'evt_1', 1)).status).toBe('processed');
+  });
+
+  it('the mark is the record completing: state, lease given up, one history entry', async () => {
+    const { embedded, attempt, leased } = withLedger();
+    await using _ = embedded;
+    const ctx = await leased('evt_1');
+    expect(attempt(ctx)).toBeUndefined();
+    const record = await embedded.records.get('test', 'evt_1');
+    expect(record).toMatchObject({ state: 'completed', attempts: 1, consumer: 'worker-a' });
+    expect(record?.history).toMatchObject([
+      { state: 'processing', attempt: 1, actor: 'worker-a' },
+      { state: 'completed', attempt: 1, actor: 'worker-a' },
+    ]);
+    expect(record?.updatedAt).toBe(record?.history.at(-1)?.at);
+    // The worker's complete after the handler changes nothing.
+    await embedded.records.complete('test', 'evt_1', ctx.processingToken);
+    expect(await embedded.records.get('test', 'evt_1')).toEqual(record);
   });
 
   it('another attempt took the expired lease: LockLostError for the late one, the holder marks', async () => {
@@ -213,7 +211,7 @@ describe('markProcessedInTransaction(db, ctx): the mark holds while this attempt
     const ctx = await leased('evt_1');
     const elsewhere = other.db.transaction(() => markProcessedInTransaction(other.db, ctx));
     expect(() => elsewhere.immediate()).toThrow(
-      'markProcessedInTransaction: no processing lease for test/evt_1 in this database: pass the db of the embedded store the worker uses as its processed store',
+      'markProcessedInTransaction: no processing lease for test/evt_1 in this database: pass the db of the embedded store the worker uses as its records',
     );
     const noLease = attempt({ envelope: event('evt_2'), processingToken: '' });
     expect(noLease).toBeInstanceOf(UsageError);
