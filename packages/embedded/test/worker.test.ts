@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createEmbedded, markProcessedInTransaction } from '../src/index.js';
 import { event, tempDbPath, waitFor } from './helpers.js';
 
-describe('the worker over the embedded transport, processed-guard and a ledger in the same file', () => {
+describe('the worker over the embedded transport, event record and a ledger in the same file', () => {
   it('writes one ledger row per event despite a replay and a lease lost mid-handler', async () => {
     await using embedded = createEmbedded({ path: tempDbPath(), pollIntervalMs: 20 });
     const db = embedded.db;
@@ -20,11 +20,11 @@ describe('the worker over the embedded transport, processed-guard and a ledger i
       );
     });
 
-    const transport = embedded.transport('work');
+    // The lock (and the processing lease) is the transport's.
+    const transport = embedded.transport('work', { lockMs: 300 });
     const worker = createWorker({
       transport,
-      processed: embedded.processed,
-      lockMs: 300,
+      records: embedded.records,
       heartbeatMs: false, // let the slow attempt's lock and lease run out
       retry: { baseDelayMs: 10, maxDelayMs: 50 },
       handlers: [
@@ -59,7 +59,14 @@ describe('the worker over the embedded transport, processed-guard and a ledger i
     expect(db.prepare(`SELECT attempt FROM ledger WHERE event_id = 'evt_slow'`).get()).toEqual({
       attempt: 2,
     });
-    expect(await transport.deadLetters.count()).toBe(0);
+    expect(await embedded.records.count({ state: 'dead-lettered' })).toBe(0);
+    const slow = await embedded.records.get('test', 'evt_slow');
+    expect(slow).toMatchObject({ state: 'completed', attempts: 2 });
+    expect(slow?.history.map((h) => [h.state, h.attempt])).toEqual([
+      ['processing', 1],
+      ['processing', 2],
+      ['completed', 2],
+    ]);
   });
 
   it('dead-letters a misused mark on its first attempt, with what to do as the reason', async () => {
@@ -67,7 +74,7 @@ describe('the worker over the embedded transport, processed-guard and a ledger i
     const transport = embedded.transport('work');
     const worker = createWorker({
       transport,
-      processed: embedded.processed,
+      records: embedded.records,
       handlers: [
         defineHandler({
           type: 'test.event',
@@ -79,9 +86,14 @@ describe('the worker over the embedded transport, processed-guard and a ledger i
     });
     await worker.start();
     await transport.publish([{ envelope: event('evt_1') }]);
-    await waitFor(async () => (await transport.deadLetters.count()) === 1, 5000, 'dead letter');
+    const deadLetters = { state: 'dead-lettered', limit: 10 } as const;
+    await waitFor(
+      async () => (await embedded.records.count(deadLetters)) === 1,
+      5000,
+      'dead letter',
+    );
     await worker.close();
-    const [dead] = await transport.deadLetters.list();
+    const [dead] = (await embedded.records.list(deadLetters)).records;
     expect(dead).toMatchObject({ attempts: 1, lastError: { code: 'USAGE' } });
     expect(dead?.reason).toMatch(/^markProcessedInTransaction must run inside a transaction/);
   });
