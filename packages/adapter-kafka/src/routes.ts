@@ -48,7 +48,7 @@ export function workRoute(config: KafkaConfig): ConsumerRoute {
       checkRetryDelay(delayMs, tiers.at(-1) ?? 0);
       if (meta.attempt >= config.deliveryLimit) {
         const extra = deadLetterHeaders({
-          reason: `delivery limit exceeded (${config.deliveryLimit} deliveries)`,
+          reason: `delivery limit exceeded after ${meta.attempt} deliveries`,
           attempts: meta.attempt,
           lastError: error ?? meta.lastError,
           deadLetteredAt: new Date().toISOString(),
