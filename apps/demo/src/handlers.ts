@@ -40,14 +40,14 @@ export function demoHandlers(deps: { ledger: Ledger; paymentsUrl: string }) {
         });
         if (!res.ok) throw new Error(`payments API answered ${res.status}`);
         const charge = (await res.json()) as { id: string };
-        await deps.ledger.record(ctx.envelope, { amount, chargeId: charge.id });
+        await deps.ledger.record(ctx, { amount, chargeId: charge.id });
       },
     }),
     defineHandler({
       type: 'push',
       schema: push,
       handle: async (event, ctx) => {
-        await deps.ledger.record(ctx.envelope, { amount: null, chargeId: event.after });
+        await deps.ledger.record(ctx, { amount: null, chargeId: event.after });
       },
     }),
   ];

@@ -10,7 +10,7 @@ import { createMetrics, createReceiver, createRelay, github, stripe } from '@onc
 import { startPaymentsApi } from './payments.js';
 import { runSender } from './sender.js';
 import { openStack } from './stack.js';
-import { type Summary, summarise } from './summary.js';
+import { idsInState, type Summary, summarise } from './summary.js';
 
 export interface DemoOptions {
   readonly broker: string;
@@ -136,12 +136,10 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   await until(
     'every accepted event to be processed or dead-lettered',
     async () => {
-      // Membership, not counts: a broker without dedupe may hold one dead letter twice.
-      const rows = await stack.ledger.rowsByEvent();
-      const dead = new Set(
-        (await stack.transport.deadLetters.list({ limit: 1000 })).map((d) => d.envelope.id),
-      );
-      return [...sent.accepted].every((id) => rows.has(id) || dead.has(id));
+      // From the event record: every accepted event completed or dead-lettered.
+      const done = await idsInState(stack.records, 'completed');
+      const dead = await idsInState(stack.records, 'dead-lettered');
+      return [...sent.accepted].every((id) => done.has(id) || dead.has(id));
     },
     120_000,
   );

@@ -1,21 +1,28 @@
-import type { Envelope, Inbox, ProcessedStore, Transport } from '@onceflow/core';
+import type { HandlerContext, Inbox, RecordStore, Transport } from '@onceflow/core';
 
 /**
  * The demo's side-effect ledger. Its table has NO unique constraint on the event id, so a double
- * would show as two rows; `record` writes the row and the processed mark in one transaction, which
- * is what makes it effectively-once.
+ * would show as two rows; `record` writes the row and the processed mark (under the handler's
+ * processing lease, from its `ctx`) in one transaction, which is what makes it effectively-once.
  */
 export interface Ledger {
-  record(envelope: Envelope, entry: { amount: number | null; chargeId: string }): Promise<void>;
+  record(ctx: HandlerContext, entry: { amount: number | null; chargeId: string }): Promise<void>;
   /** Ledger rows per event id. */
   rowsByEvent(): Promise<Map<string, number>>;
 }
+
+/**
+ * Every stack's transport lock (and so the worker's processing lease): short, so a SIGKILLed
+ * worker's messages come back quickly.
+ */
+export const DEMO_LOCK_MS = 1500;
 
 /** Everything one broker choice gives the demo. */
 export interface Stack {
   readonly broker: string;
   readonly inbox: Inbox;
-  readonly processed: ProcessedStore;
+  /** The event record: the worker's guard, its outcomes and dead letters; the summary reads it. */
+  readonly records: RecordStore;
   readonly transport: Transport;
   readonly ledger: Ledger;
   close(): Promise<void>;

@@ -1,4 +1,4 @@
-import type { PrometheusMetrics } from '@onceflow/core';
+import type { EventState, PrometheusMetrics, RecordStore } from '@onceflow/core';
 import type { PaymentsApi } from './payments.js';
 import type { SendReport } from './sender.js';
 import type { Stack } from './stack.js';
@@ -12,16 +12,17 @@ export interface Summary {
   readonly accepted: number;
   /** Requests refused with 401 (forged signatures). */
   readonly rejected: number;
-  /** Duplicates that caused no work: at the inbox plus at the worker's processed-guard. */
+  /** Duplicates that caused no work: at the inbox plus at the worker's guard on the record. */
   readonly duplicatesSuppressed: number;
-  /** Distinct event ids with a ledger row. */
+  /** Events the event record says completed. */
   readonly processed: number;
+  /** Events the event record holds as dead letters. */
   readonly deadLettered: number;
-  /** Accepted events with neither a ledger row nor a dead letter. */
+  /** Accepted events the record holds neither completed nor dead-lettered. */
   readonly lost: number;
   /** Event ids with more than one ledger row or more than one charge actually made. */
   readonly doubled: number;
-  /** Poison events that did not end in the dead-letter store (must be 0). */
+  /** Poison events the record does not hold as dead letters (must be 0). */
   readonly poisonNotDeadLettered: number;
   readonly workerKills: number;
   readonly chargesMade: number;
@@ -42,6 +43,18 @@ const median = (xs: readonly number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.floor(s.length / 2)]! : 0;
 };
+/** The event ids of every record in `state`, read page by page from the event record. */
+export async function idsInState(records: RecordStore, state: EventState): Promise<Set<string>> {
+  const ids = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await records.list({ state, limit: 1000, cursor });
+    for (const r of page.records) ids.add(r.id);
+    cursor = page.next;
+  } while (cursor !== undefined);
+  return ids;
+}
+
 const mib = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 export async function summarise(input: {
@@ -55,10 +68,12 @@ export async function summarise(input: {
 }): Promise<Summary> {
   const { sent, stack, metrics, payments } = input;
   const rows = await stack.ledger.rowsByEvent();
-  const dead = await stack.transport.deadLetters.list({ limit: 10_000 });
-  const deadIds = new Set(dead.map((d) => d.envelope.id));
+  const completed = await idsInState(stack.records, 'completed');
+  const deadIds = await idsInState(stack.records, 'dead-lettered');
   let lost = 0;
-  for (const id of sent.accepted) if (!rows.has(id) && !deadIds.has(id)) lost++;
+  for (const id of sent.accepted) if (!completed.has(id) && !deadIds.has(id)) lost++;
+  // The record and the ledger must agree: a completed event without its ledger row is lost too.
+  for (const id of completed) if (sent.accepted.has(id) && !rows.has(id)) lost++;
   const doubledIds = new Set<string>();
   for (const [id, n] of rows) if (n > 1) doubledIds.add(id);
   for (const [id, n] of payments.chargesByEvent()) if (n > 1) doubledIds.add(id);
@@ -72,8 +87,8 @@ export async function summarise(input: {
     accepted: sent.accepted.size,
     rejected: sent.statuses.get(401) ?? 0,
     duplicatesSuppressed: (await sum(metrics.duplicatesSuppressed)) + input.workerSuppressed,
-    processed: rows.size,
-    deadLettered: dead.length,
+    processed: completed.size,
+    deadLettered: deadIds.size,
     lost,
     doubled: doubledIds.size,
     poisonNotDeadLettered,

@@ -1,15 +1,13 @@
 /**
  * The demo's worker, run as a child process so the demo can SIGKILL it mid-batch and start a new
  * one: what the killed process held comes back after its lock expires, and the processed mark
- * written with the ledger row keeps the effect single.
+ * written with the ledger row (the event record's `completed`) keeps the effect single.
  *
  * argv: <broker> <dir> <runId> <paymentsUrl>
  */
 import { createMetrics, createWorker } from '@onceflow/core';
 import { demoHandlers } from './handlers.js';
 import { openStack } from './stack.js';
-
-const DEMO_LOCK_MS = 1500;
 
 async function main(): Promise<void> {
   const [broker, dir, runId, paymentsUrl] = process.argv.slice(2);
@@ -19,10 +17,9 @@ async function main(): Promise<void> {
   const metrics = createMetrics();
   const worker = createWorker({
     transport: stack.transport,
-    processed: stack.processed,
+    records: stack.records,
     handlers: demoHandlers({ ledger: stack.ledger, paymentsUrl }),
     concurrency: 8,
-    lockMs: DEMO_LOCK_MS,
     retry: { maxAttempts: 4, baseDelayMs: 50, maxDelayMs: 400 },
     shutdownTimeoutMs: 5000,
     metrics,

@@ -1,7 +1,7 @@
 import { createBullmqTransport, deleteBullmqQueue } from '@onceflow/adapter-bullmq';
 import { createRedisInbox } from '@onceflow/inbox-redis';
 import { Redis } from 'ioredis';
-import type { Stack, StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /** The shared Redis (it keeps nothing on disk: fine for a demo, not for production). */
@@ -27,7 +27,7 @@ async function deleteKeys(redis: Redis, keyBase: string): Promise<void> {
 export async function bullmqStack(options: StackOptions): Promise<Stack> {
   const stores = await openPostgresStores(options);
   const url = redisUrl();
-  const queue = { url, queue: `demo-${options.runId}` };
+  const queue = { url, queue: `demo-${options.runId}`, lockMs: DEMO_LOCK_MS };
   const transport = createBullmqTransport(queue);
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   const inbox = createRedisInbox({ redis, prefix: `onceflow-demo:${options.runId}:inbox` });

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import type { Envelope } from '@onceflow/core';
+import type { HandlerContext } from '@onceflow/core';
 import { createEmbedded, markProcessedInTransaction } from '@onceflow/embedded';
-import type { Ledger, Stack, StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS, type Ledger, type Stack, type StackOptions } from '../stack.js';
 
 /**
  * The embedded default: inbox, queue and the demo's ledger in one SQLite file. The ledger row and
@@ -19,13 +19,14 @@ export async function embeddedStack(options: StackOptions): Promise<Stack> {
   const insert = db.prepare(
     'INSERT INTO demo_ledger (event_id, source, type, amount, charge_id, written_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  const write = db.transaction((e: Envelope, amount: number | null, chargeId: string) => {
+  const write = db.transaction((ctx: HandlerContext, amount: number | null, chargeId: string) => {
+    const e = ctx.envelope;
     insert.run(e.id, e.source, e.type, amount, chargeId, Date.now());
-    markProcessedInTransaction(db, e.source, e.id);
+    markProcessedInTransaction(db, ctx);
   });
   const ledger: Ledger = {
-    record: async (envelope, entry) => {
-      write.immediate(envelope, entry.amount, entry.chargeId);
+    record: async (ctx, entry) => {
+      write.immediate(ctx, entry.amount, entry.chargeId);
     },
     rowsByEvent: async () => {
       const rows = db
@@ -40,8 +41,8 @@ export async function embeddedStack(options: StackOptions): Promise<Stack> {
   return {
     broker: 'embedded',
     inbox: embedded.inbox,
-    processed: embedded.processed,
-    transport: embedded.transport(`demo-${options.runId}`),
+    records: embedded.records,
+    transport: embedded.transport(`demo-${options.runId}`, { lockMs: DEMO_LOCK_MS }),
     ledger,
     close: () => embedded.close(),
   };

@@ -1,6 +1,6 @@
 import { createKafkaTransport, removeKafkaTopology } from '@onceflow/adapter-kafka';
 import { createLogger } from '@onceflow/core';
-import type { Stack, StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**
@@ -15,6 +15,7 @@ export async function kafkaStack(options: StackOptions): Promise<Stack> {
     topic: `demo-${options.runId}`,
     partitions: 4,
     sessionTimeoutMs: 6_000,
+    lockMs: DEMO_LOCK_MS,
     heartbeatIntervalMs: 500,
     fetchWaitMs: 200,
     logger: createLogger({ level: 'error' }),

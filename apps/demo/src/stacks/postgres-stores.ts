@@ -1,12 +1,12 @@
-import type { Envelope, Inbox, ProcessedStore, Transport } from '@onceflow/core';
+import type { Inbox, RecordStore, Transport } from '@onceflow/core';
 import { createPostgresInbox, markProcessed, migrate } from '@onceflow/inbox-postgres';
 import pg from 'pg';
 import type { Ledger, Stack, StackOptions } from '../stack.js';
 
-/** The stores every broker stack shares: inbox, processed-guard and ledger in PostgreSQL. */
+/** The stores every broker stack shares: inbox, event record and ledger in PostgreSQL. */
 export interface PostgresStores {
   readonly inbox: Inbox;
-  readonly processed: ProcessedStore;
+  readonly records: RecordStore;
   readonly ledger: Ledger;
   /** Ends the pool; the run's owner also drops the run's schema. */
   close(): Promise<void>;
@@ -31,11 +31,12 @@ export async function openPostgresStores(options: StackOptions): Promise<Postgre
   const store = createPostgresInbox({ pool, schema });
 
   const ledger: Ledger = {
-    async record(envelope: Envelope, entry) {
+    async record(ctx, entry) {
+      const { envelope } = ctx;
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        await markProcessed(client, envelope, { schema });
+        await markProcessed(client, ctx, { schema });
         await client.query(
           `INSERT INTO "${schema}".demo_ledger (event_id, source, type, amount, charge_id) VALUES ($1, $2, $3, $4, $5)`,
           [envelope.id, envelope.source, envelope.type, entry.amount, entry.chargeId],
@@ -58,7 +59,7 @@ export async function openPostgresStores(options: StackOptions): Promise<Postgre
 
   return {
     inbox: store,
-    processed: store,
+    records: store,
     ledger,
     async close() {
       if (options.owner) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
@@ -86,7 +87,7 @@ export function stackOnPostgres(parts: {
   return {
     broker,
     inbox: parts.inbox ?? stores.inbox,
-    processed: stores.processed,
+    records: stores.records,
     transport,
     ledger: stores.ledger,
     async close() {

@@ -1,5 +1,5 @@
 import { createRabbitMqTransport, deleteRabbitMqQueues } from '@onceflow/adapter-rabbitmq';
-import type { Stack, StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**
@@ -14,7 +14,11 @@ export async function rabbitmqStack(options: StackOptions): Promise<Stack> {
     broker: 'rabbitmq',
     options,
     stores,
-    transport: createRabbitMqTransport({ queue, connectionName: 'onceflow-demo' }),
+    transport: createRabbitMqTransport({
+      queue,
+      connectionName: 'onceflow-demo',
+      lockMs: DEMO_LOCK_MS,
+    }),
     remove: () => deleteRabbitMqQueues({ queue }),
   });
 }

@@ -1,6 +1,6 @@
 import { createSqsTransport, deleteSqsQueues } from '@onceflow/adapter-sqs';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
-import type { Stack, StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**
@@ -34,7 +34,7 @@ export async function sqsStack(options: StackOptions): Promise<Stack> {
     broker: 'sqs',
     options,
     stores,
-    transport: createSqsTransport({ queue, client, waitTimeSeconds: 2 }),
+    transport: createSqsTransport({ queue, client, waitTimeSeconds: 2, lockMs: DEMO_LOCK_MS }),
     remove: () => deleteSqsQueues(client, { queue, fifo: true }),
     release: async () => client.destroy(),
   });
