@@ -7,6 +7,9 @@
  *   raw       SET <id> 1 NX PX 30000 per event (one command, nothing kept beyond the key), and
  *             SET NX PX + SET XX (two round trips, like claim + markEnqueued)
  *   duplicate a repeated claim of an enqueued event beside a repeated SET NX PX (both answer "seen")
+ *   record    the worker's path: begin then complete (two scripts writing the record, its history
+ *             and state indexes) beside SET NX PX + SET XX, per delivery of an event that
+ *             reached the worker first (begin creates its record)
  *
  * `CONCURRENCY` requests in flight at once on one ioredis connection (pipelined), interleaved
  * rounds, the median printed. Prints; never fails on a time. Keys go under a random prefix and
@@ -51,6 +54,12 @@ async function claimAndMark(env: Envelope): Promise<void> {
   await inbox.markEnqueued(env.source, env.id, claim.token);
 }
 
+async function beginAndComplete(env: Envelope): Promise<void> {
+  const begun = await inbox.begin(env, { leaseMs: LEASE_MS, attempt: 1, consumer: 'bench' });
+  if (begun.status !== 'acquired') throw new Error(`begin of ${env.id}: ${begun.status}`);
+  await inbox.complete(env.source, env.id, begun.token);
+}
+
 const setNx = (env: Envelope) => redis.set(`${rawBase}${env.id}`, '1', 'PX', LEASE_MS, 'NX');
 
 async function setNxThenMark(env: Envelope): Promise<void> {
@@ -68,7 +77,7 @@ async function main(): Promise<void> {
   const seen = benchEnvelopes(EVENTS);
   await pooled(seen, claimAndMark);
   await pooled(seen, setNx);
-  const [ours, rawOne, rawTwo, dupOurs, dupRaw] = (await interleaved(ROUNDS, [
+  const [ours, rawOne, rawTwo, dupOurs, dupRaw, record, recordRaw] = (await interleaved(ROUNDS, [
     round('claim + markEnqueued', (b) => pooled(b, claimAndMark)),
     round('SET NX PX', (b) => pooled(b, setNx)),
     round('SET NX PX + SET XX', (b) => pooled(b, setNxThenMark)),
@@ -78,13 +87,21 @@ async function main(): Promise<void> {
       seen,
     ),
     round('SET NX PX (exists)', (b) => pooled(b, setNx), seen),
-  ])) as [Measured, Measured, Measured, Measured, Measured];
+    round('begin + complete', (b) => pooled(b, beginAndComplete)),
+    round('SET NX PX + SET XX (worker)', (b) => pooled(b, setNxThenMark)),
+  ])) as [Measured, Measured, Measured, Measured, Measured, Measured, Measured];
   printComparisons(
     `Redis inbox, ${EVENTS} events per round, ${CONCURRENCY} in flight, median of ${ROUNDS} rounds`,
     [
       { name: 'new event vs SET NX PX', ours, raw: rawOne, aim: 0.33 },
       { name: 'new event vs SET NX PX + SET XX', ours, raw: rawTwo, aim: 0.6 },
       { name: 'duplicate vs SET NX PX', ours: dupOurs, raw: dupRaw, aim: 0.5 },
+      {
+        name: 'delivery (begin + complete) vs SET NX PX + SET XX',
+        ours: record,
+        raw: recordRaw,
+        aim: 0.6,
+      },
     ],
   );
   const stats = await inbox.stats();

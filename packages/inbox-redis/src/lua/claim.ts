@@ -46,8 +46,11 @@ local row = redis.call('HMGET', KEYS[1], 't', 's', 'yn')
 local state = row[2]
 if row[1] ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], 't', 'ca', 'env')
-redis.call('DEL', KEYS[2])
-if state ~= 'x' and state ~= 'z' then redis.call('DEL', envKey(ARGV[4], ARGV[1])) end
+if state ~= 'x' and state ~= 'z' then
+  redis.call('DEL', KEYS[2], envKey(ARGV[4], ARGV[1]))
+else
+  redis.call('DEL', KEYS[2])
+end
 if state == 'p' then
   local now = nowMs()
   enter(ARGV[4], KEYS[1], ARGV[1], 'p', row[3], 'e', now, ARGV[3], historyEntry(now, 'e', 0, '', 'receiver', ''), {})

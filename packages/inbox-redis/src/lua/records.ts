@@ -29,10 +29,9 @@ elseif state == 'x' then
   note = 'redriven by ' .. ARGV[8]
   if row[3] then redis.call('ZADD', KEYS[3], row[4] or now, ARGV[5]) end
 end
-if ARGV[7] == '' then redis.call('HDEL', KEYS[1], 'cn', 'na') else
-  put(fields, 'cn', ARGV[7])
-  redis.call('HDEL', KEYS[1], 'na')
-end
+if state == 'p' or state == 'x' then redis.call('PEXPIRE', envKey(ARGV[4], ARGV[5]), ARGV[3]) end
+if state == 'r' then redis.call('HDEL', KEYS[1], 'na') end
+if ARGV[7] == '' then redis.call('HDEL', KEYS[1], 'cn') else put(fields, 'cn', ARGV[7]) end
 enter(ARGV[4], KEYS[1], ARGV[5], state, row[2], 'w', now, ARGV[3], historyEntry(now, 'w', ARGV[6], '', ARGV[7], note), fields)
 return {'acquired'}
 `;
@@ -51,11 +50,16 @@ return 1
  * still-pending claim ends here too: the event is handled, so the relay must not publish it again.
  */
 export const COMPLETE = `${PRELUDE}
-local row = redis.call('HMGET', KEYS[1], 'wt', 's', 'ra', 'n', 'cn', 'yn')
+local row = redis.call('HMGET', KEYS[1], 'wt', 's', 'ra', 'n', 'cn', 'yn', 't')
 if row[1] ~= ARGV[2] or row[2] ~= 'w' then return 0 end
 local now = nowMs()
-redis.call('DEL', KEYS[2], KEYS[3], envKey(ARGV[4], ARGV[1]))
-redis.call('HDEL', KEYS[1], 'wt', 't', 'ca', 'na')
+if row[7] then
+  redis.call('DEL', KEYS[2], KEYS[3], envKey(ARGV[4], ARGV[1]))
+  redis.call('HDEL', KEYS[1], 'wt', 't', 'ca')
+else
+  redis.call('DEL', KEYS[2], envKey(ARGV[4], ARGV[1]))
+  redis.call('HDEL', KEYS[1], 'wt')
+end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[5], row[3] or now, ARGV[1])
 enter(ARGV[4], KEYS[1], ARGV[1], 'w', row[6], 'd', now, ARGV[3], historyEntry(now, 'd', row[4], '', row[5], ''), {})
@@ -124,12 +128,14 @@ return 1
 /**
  * RecordStore.act. KEYS: row, open, done. ARGV: member, kind (`redriven` or `discarded`), actor,
  * retention ms, key base. Returns 1, or 0 (nothing changed) when the record is not dead-lettered.
- * Either way the record gets its TTL back: it is an ordinary enqueued or finished record again.
+ * Either way the record and its envelope get their TTL back: it is an ordinary enqueued or
+ * finished record again.
  */
 export const ACT = `${PRELUDE}
 local row = redis.call('HMGET', KEYS[1], 's', 'h', 'ra', 'yn')
 if row[1] ~= 'x' then return 0 end
 local now = nowMs()
+redis.call('PEXPIRE', envKey(ARGV[5], ARGV[1]), ARGV[4])
 if ARGV[2] == 'redriven' then
   if row[2] then redis.call('ZADD', KEYS[2], row[3] or now, ARGV[1]) end
   enter(ARGV[5], KEYS[1], ARGV[1], 'x', row[4], 'e', now, ARGV[4], historyEntry(now, 'e', 0, '', ARGV[3], 'redriven'), {'n', 0})

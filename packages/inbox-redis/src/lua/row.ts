@@ -19,7 +19,7 @@ import { HISTORY_LIMIT } from '@onceflow/core';
  *
  * The encoded envelope (wire format v1) is not a field but its own string key `e:<member>`,
  * present while the claim is pending (the relay publishes it) and from a dead letter on (a redrive
- * republishes it); it shares the row's TTL. History lives in one field per entry, not one JSON
+ * republishes it). History lives in one field per entry, not one JSON
  * array, and lastError in three. So a typical record keeps every value within
  * `hash-max-listpack-value` (64 bytes) and Redis stores the hash compactly (see README): one value
  * past it converts the hash for good.
@@ -67,8 +67,11 @@ export const RECORD_FIELDS = [
  * `u`, the next history slot and the caller's `fields` in one `HSET`, moves the member from the
  * old state's index to the new one's (`pending` for received, `s:<letter>` otherwise, scored by
  * `u`), and sets the TTL the state calls for: none while received or dead-lettered, `retention`
- * otherwise (the envelope key alike). So a row in a TTL state expires exactly `retention` after its `u`, which is what
- * `count` and the index pruning rely on.
+ * otherwise. So a row in a TTL state expires exactly `retention` after its `u`, which is what
+ * `count` and the index pruning rely on. The envelope key is written without a TTL (claim, dead
+ * letter) and given one only where its record leaves those states with it kept (`begin` of a
+ * pending claim or a redrive, `act`): every other transition of such a record deletes it or
+ * leaves it to expire first.
  */
 export const PRELUDE = `
 local HISTORY_LIMIT = ${HISTORY_LIMIT}
@@ -105,12 +108,10 @@ local function enter(base, rowKey, member, from, written, to, now, retention, en
   redis.call('HSET', rowKey, unpack(fields))
   if from and from ~= to then redis.call('ZREM', indexKey(base, from), member) end
   redis.call('ZADD', indexKey(base, to), now, member)
-  if to == 'p' or to == 'x' then
-    redis.call('PERSIST', rowKey)
-    redis.call('PERSIST', envKey(base, member))
-  else
+  if to ~= 'p' and to ~= 'x' then
     redis.call('PEXPIRE', rowKey, retention)
-    redis.call('PEXPIRE', envKey(base, member), retention)
+  elseif from then
+    redis.call('PERSIST', rowKey)
   end
 end
 `;
