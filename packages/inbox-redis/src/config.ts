@@ -38,9 +38,11 @@ export interface RedisInboxConfig {
    */
   readonly prefix?: string | undefined;
   /**
-   * How long an enqueued or processed row lives (its key's TTL, set when it is enqueued and again
-   * when processed), in ms. Keep it at least the receiver's `inboxRetentionMs`: the ids must outlive
-   * every sender's retry horizon. Pending rows never expire. Default 4 days
+   * How long a record lives after its last state change, in ms (its key's TTL, set again at every
+   * change). Received records (pending claims) and dead letters never expire; a dead letter gets
+   * the TTL back when an operator redrives or discards it. Keep it at least the receiver's
+   * `inboxRetentionMs`: the ids must outlive every sender's retry horizon. Every store on one
+   * prefix must use the same value (`count` and index pruning rely on it). Default 4 days
    * (`DEFAULT_INBOX_RETENTION_MS`).
    */
   readonly retentionMs?: number | undefined;
