@@ -20,7 +20,12 @@ const push = z.object({
   repository: z.object({ full_name: z.string() }),
 });
 
-export function demoHandlers(deps: { ledger: Ledger; paymentsUrl: string }) {
+export function demoHandlers(deps: {
+  ledger: Ledger;
+  paymentsUrl: string;
+  /** Called after a charge was made and before the ledger row and processed mark are written. */
+  onCharged?: (() => void) | undefined;
+}) {
   return [
     defineHandler({
       type: 'payment_intent.succeeded',
@@ -40,6 +45,7 @@ export function demoHandlers(deps: { ledger: Ledger; paymentsUrl: string }) {
         });
         if (!res.ok) throw new Error(`payments API answered ${res.status}`);
         const charge = (await res.json()) as { id: string };
+        deps.onCharged?.();
         await deps.ledger.record(ctx, { amount, chargeId: charge.id });
       },
     }),

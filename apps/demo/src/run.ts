@@ -18,6 +18,12 @@ export interface DemoOptions {
   readonly events: number;
   /** SIGKILL the worker mid-batch (twice) and start a new one. */
   readonly kill: boolean;
+  /**
+   * One entry per worker process, in order: where it SIGKILLs itself (`charge:<n>`: right after
+   * its n-th charge, before the ledger and the record; `dead-letter:<n>`: right after its n-th
+   * dead letter is recorded, before the broker is told). A worker that did is replaced.
+   */
+  readonly dieAt?: readonly string[] | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -27,10 +33,12 @@ function forkWorker(
   args: string[],
   onSuppressed: (n: number) => void,
   onHeap: (n: number) => void,
+  dieAt: string | undefined,
 ): Promise<ChildProcess> {
   const child = fork(workerEntry, args, {
     execArgv: ['--conditions=@onceflow/source', '--import', 'tsx', '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, DEMO_DIE_AT: dieAt ?? '' },
   });
   return new Promise((resolve, reject) => {
     child.on('message', (m: { kind: string; count?: number; heapUsed?: number }) => {
@@ -88,16 +96,32 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   // Heap samples (after GC) of the current worker process; a new process starts a new series.
   let heapSamples: number[] = [];
   const workerArgs = [options.broker, dir, runId, payments.url];
-  const spawn = () => {
+  let generation = 0;
+  let kills = 0;
+  let stopping = false;
+  const killedHere = new WeakSet<ChildProcess>();
+  const spawn = async (): Promise<ChildProcess> => {
     heapSamples = [];
-    return forkWorker(
+    const child = await forkWorker(
       workerArgs,
       (n) => {
         workerSuppressed += n;
       },
       (h) => heapSamples.push(h),
+      options.dieAt?.[generation++],
     );
+    // A worker that SIGKILLed itself at its die point is replaced, like one killed from here.
+    child.once('exit', (_code, signal) => {
+      if (stopping || killedHere.has(child) || signal !== 'SIGKILL') return;
+      kills++;
+      options.log('  the worker died at its die point (SIGKILL) and a new one was started');
+      replacing = spawn().then((next) => {
+        worker = next;
+      });
+    });
+    return child;
   };
+  let replacing: Promise<void> = Promise.resolve();
   let worker = await spawn();
   const good = options.events + Math.floor(options.events / 4);
   options.log(
@@ -105,7 +129,6 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   );
 
   // Kill the worker mid-batch, twice, and start a fresh one each time.
-  let kills = 0;
   const killer = (async () => {
     if (!options.kill) return;
     for (const fraction of [0.25, 0.6]) {
@@ -114,6 +137,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
         async () => (await stack.ledger.rowsByEvent()).size >= good * fraction,
         120_000,
       );
+      killedHere.add(worker);
       worker.kill('SIGKILL');
       kills++;
       options.log(
@@ -144,6 +168,8 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     120_000,
   );
 
+  stopping = true;
+  await replacing;
   await new Promise<void>((resolve) => {
     worker.once('exit', () => resolve());
     worker.send({ kind: 'stop' });

@@ -4,8 +4,11 @@
  * written with the ledger row (the event record's `completed`) keeps the effect single.
  *
  * argv: <broker> <dir> <runId> <paymentsUrl>
+ * env DEMO_DIE_AT: `charge:<n>` (SIGKILL itself right after its n-th charge, before the ledger row
+ * and the record are written) or `dead-letter:<n>` (right after its n-th dead letter is recorded,
+ * before the broker is told): the two windows a crash must be harmless in.
  */
-import { createMetrics, createWorker } from '@onceflow/core';
+import { createMetrics, createWorker, type RecordStore } from '@onceflow/core';
 import { demoHandlers } from './handlers.js';
 import { openStack } from './stack.js';
 
@@ -15,10 +18,34 @@ async function main(): Promise<void> {
     throw new Error('usage: worker-process <broker> <dir> <runId> <paymentsUrl>');
   const stack = await openStack(broker, { dir, runId });
   const metrics = createMetrics();
+  const [dieAt, dieAfter] = (process.env.DEMO_DIE_AT ?? '').split(':');
+  const dieOn = (point: string) => {
+    let seen = 0;
+    return () => {
+      if (dieAt === point && ++seen === Number(dieAfter)) process.kill(process.pid, 'SIGKILL');
+    };
+  };
+  const afterDeadLetter = dieOn('dead-letter');
+  const r = stack.records;
+  const records: RecordStore = {
+    begin: (envelope, o) => r.begin(envelope, o),
+    extend: (source, id, token, ms) => r.extend(source, id, token, ms),
+    complete: (source, id, token) => r.complete(source, id, token),
+    release: (source, id, token) => r.release(source, id, token),
+    scheduleRetry: (source, id, token, retry) => r.scheduleRetry(source, id, token, retry),
+    async deadLetter(envelope, token, fields) {
+      await r.deadLetter(envelope, token, fields);
+      afterDeadLetter();
+    },
+    get: (source, id) => r.get(source, id),
+    list: (query) => r.list(query),
+    count: (filter) => r.count(filter),
+    act: (source, id, action) => r.act(source, id, action),
+  };
   const worker = createWorker({
     transport: stack.transport,
-    records: stack.records,
-    handlers: demoHandlers({ ledger: stack.ledger, paymentsUrl }),
+    records: dieAt === 'dead-letter' ? records : stack.records,
+    handlers: demoHandlers({ ledger: stack.ledger, paymentsUrl, onCharged: dieOn('charge') }),
     concurrency: 8,
     retry: { maxAttempts: 4, baseDelayMs: 50, maxDelayMs: 400 },
     shutdownTimeoutMs: 5000,
