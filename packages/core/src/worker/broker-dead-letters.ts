@@ -19,19 +19,25 @@ export function hasBrokerDeadLetters(
  * with the note `broker dead-letter`, and is then acked. If the record cannot be written the
  * message stays with the broker and comes back after `retryMs`. An event the record already
  * completed is acked without a dead letter (`deadLetter` never overwrites a completed record).
+ *
+ * The attempts recorded are the transport's `deliveryLimit`, the deliveries the broker made
+ * before it gave up: the dead-letter delivery's own `attempt` also counts the times this
+ * handler could not record it.
  */
 export function recordBrokerDeadLetter(deps: {
   readonly records: RecordStore;
   readonly consumer: string;
   readonly logger: Logger;
   readonly retryMs: number;
+  readonly deliveryLimit: number | false;
 }): (delivery: Delivery) => Promise<void> {
   return async (delivery) => {
     const { envelope } = delivery;
+    const attempts = deps.deliveryLimit === false ? delivery.attempt : deps.deliveryLimit;
     try {
       await deps.records.deadLetter(envelope, undefined, {
-        reason: `delivery limit exceeded after ${delivery.attempt} deliveries`,
-        attempts: delivery.attempt,
+        reason: `delivery limit exceeded after ${attempts} deliveries`,
+        attempts,
         actor: deps.consumer,
         note: BROKER_DEAD_LETTER_NOTE,
       });

@@ -106,6 +106,7 @@ export function createWorker(config: WorkerConfig): Worker {
           consumer,
           logger,
           retryMs: recordRetryMs,
+          deliveryLimit: transport.capabilities.deliveryLimit,
         });
         subscriptions.push(await transport.consumeDeadLetters(handler, { concurrency: 1 }));
       }
