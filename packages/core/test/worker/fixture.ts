@@ -1,7 +1,8 @@
 import type { Counter } from 'prom-client';
-import type { EventRecord } from '../../src/contracts/records.js';
+import type { EventRecord, RecordStore } from '../../src/contracts/records.js';
 import type { Delivery, Transport } from '../../src/contracts/transport.js';
 import { createEnvelope, type Envelope } from '../../src/envelope.js';
+import { StoreUnavailableError } from '../../src/errors.js';
 import { createMemoryStore, type MemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport, type MemoryTransport } from '../../src/memory/transport.js';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
@@ -79,11 +80,11 @@ export interface Fixture extends AsyncDisposable {
   drained(timeoutMs?: number): Promise<void>;
   /** The dead letters in the event record, oldest first. */
   deadLetters(): Promise<readonly EventRecord[]>;
-  /** Resolves with the record of `id` (source `test`) once it is in `state`. */
+  /** Resolves with the record of (`source`, default `test`, `id`) once it is in `state`. */
   recordIn(
     id: string,
     state: EventRecord['state'],
-    timeoutMs?: number,
+    options?: { source?: string; timeoutMs?: number },
   ): Promise<EventRecord & { readonly envelope?: Envelope | undefined }>;
 }
 
@@ -119,10 +120,10 @@ export function fixture(
         what: 'an empty queue',
       }).then(() => undefined),
     deadLetters: async () => (await store.list({ state: 'dead-lettered', limit: 1000 })).records,
-    recordIn: (id, state, timeoutMs = 5_000) =>
+    recordIn: (id, state, { source = 'test', timeoutMs = 5_000 } = {}) =>
       waitFor(
         async () => {
-          const record = await store.get('test', id);
+          const record = await store.get(source, id);
           return record?.state === state ? record : undefined;
         },
         { timeoutMs, what: `record ${id} ${state}` },
@@ -157,4 +158,28 @@ export function withUnrenewableLocks(transport: MemoryTransport): Transport {
         return handler(wrapped);
       }, options),
   };
+}
+
+/**
+ * The memory store behind a switch: while a method's name (or `*`) is in `down`, calls to it
+ * reject with `StoreUnavailableError` without reaching the store, as a database that is down.
+ * `calls` counts the calls of each method, failed ones included.
+ */
+export function withOutages(store: MemoryStore) {
+  const down = new Set<keyof RecordStore | '*'>();
+  const calls = new Map<string, number>();
+  const records = new Proxy(store, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function' || typeof name !== 'string') return value;
+      return async (...args: unknown[]) => {
+        calls.set(name, (calls.get(name) ?? 0) + 1);
+        if (down.has('*') || down.has(name as keyof RecordStore)) {
+          throw new StoreUnavailableError(`${name}: the store is down`);
+        }
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { records, down, calls };
 }
