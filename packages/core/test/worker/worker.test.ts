@@ -261,4 +261,19 @@ describe('worker outcomes', () => {
     expect(() => createWorker({ ...base, handlers: [h], concurrency: 0 })).toThrow(ConfigError);
     expect(() => createWorker({ ...base, handlers: [] })).toThrow(ConfigError);
   });
+
+  it("refuses retry.maxAttempts at or above the transport's deliveryLimit", async () => {
+    await using f = fixture({ deliveryLimit: 5 });
+    const base = {
+      transport: f.transport,
+      records: f.store,
+      handlers: [defineHandler({ type: 't', async handle() {} })],
+    };
+    const limit =
+      /retry.maxAttempts \((\d+)\) must be below the memory transport's deliveryLimit \(5\)/;
+    expect(() => createWorker({ ...base, retry: { maxAttempts: 5 } })).toThrow(limit);
+    expect(() => createWorker({ ...base, retry: { maxAttempts: 6 } })).toThrow(ConfigError);
+    expect(() => createWorker(base)).toThrow(/retry.maxAttempts \(8\)/); // the default, too
+    expect(() => createWorker({ ...base, retry: { maxAttempts: 4 } })).not.toThrow();
+  });
 });
