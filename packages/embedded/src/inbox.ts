@@ -55,7 +55,7 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
           `INSERT INTO onceflow_inbox (source, id, state, claim_token, claim_expires_at,
              claimed_at, payload_hash, received_at, updated_at, type, ordering_key, trace_id,
              history, envelope)
-           VALUES (?, ?, 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, json_array(json(?)), ?)
+           VALUES (?, ?, 'received', ?, ?, ?, ?, ?, ?, ?, ?, ?, '[' || ? || ']', ?)
            ON CONFLICT DO NOTHING`,
         )
         .run(

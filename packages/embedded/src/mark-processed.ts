@@ -17,7 +17,7 @@ const COMPLETED = `state = 'completed', processing_token = NULL, processing_expi
  */
 const MARK_PROCESSED_SQL = `
   INSERT INTO onceflow_inbox (source, id, state, received_at, updated_at, history)
-  VALUES (@source, @id, 'completed', @now, @now, json_array(json(@entry)))
+  VALUES (@source, @id, 'completed', @now, @now, '[' || @entry || ']')
   ON CONFLICT (source, id) DO UPDATE SET ${COMPLETED}
   WHERE state NOT IN ('completed', 'discarded')`;
 

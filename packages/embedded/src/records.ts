@@ -3,7 +3,7 @@ import { type BeginOptions, type Envelope, type RecordStore, UsageError } from '
 import { encodeEnvelope, positiveMs, traceIdOf } from '@onceflow/core/kit';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
-import { appendHistory, entryJson, withAttempt } from './history.js';
+import { appendHistory, entryJson, withAttempt, withFields } from './history.js';
 import { createRecordQueries } from './record-queries.js';
 
 type BeginResult = Awaited<ReturnType<RecordStore['begin']>>;
@@ -21,13 +21,14 @@ const BEGIN = `
   INSERT INTO onceflow_inbox (source, id, state, processing_token, processing_expires_at,
     received_at, updated_at, attempts, type, ordering_key, consumer, trace_id, history)
   VALUES (@source, @id, 'processing', @token, @expires, @receivedAt, @now, @attempt, @type, @key,
-    @consumer, @traceId, json_array(json(@entry)))
+    @consumer, @traceId, '[' || @entry || ']')
   ON CONFLICT (source, id) DO UPDATE SET state = 'processing', processing_token = @token,
     processing_expires_at = @expires, updated_at = @now, attempts = @attempt,
     consumer = @consumer, next_attempt_at = NULL,
     history = ${appendHistory(
-      `json_patch(@entry, json_object('note',
-        CASE WHEN state = 'dead-lettered' THEN 'redriven by ' || @redrive END))`,
+      withFields('@entry', {
+        note: `CASE WHEN state = 'dead-lettered' THEN 'redriven by ' || @redrive END`,
+      }),
     )}
   WHERE state IN ('received', 'enqueued', 'retry-scheduled')
     OR (state = 'processing' AND processing_expires_at <= @now)
@@ -37,12 +38,12 @@ const DEAD_LETTER = `
   INSERT INTO onceflow_inbox (source, id, state, received_at, updated_at, attempts, type,
     ordering_key, trace_id, reason, last_error, history, envelope)
   VALUES (@source, @id, 'dead-lettered', @receivedAt, @now, @attempts, @type, @key, @traceId,
-    @reason, @error, json_array(json_patch(@entry, json_object('actor', @actor))), @envelope)
+    @reason, @error, '[' || ${withFields('@entry', { actor: '@actor' })} || ']', @envelope)
   ON CONFLICT (source, id) DO UPDATE SET state = 'dead-lettered', processing_token = NULL,
     processing_expires_at = NULL, next_attempt_at = NULL, updated_at = @now,
     attempts = max(attempts, @attempts), reason = @reason,
     last_error = coalesce(@error, last_error), envelope = @envelope,
-    history = ${appendHistory(`json_patch(@entry, json_object('actor', coalesce(@actor, consumer)))`)}
+    history = ${appendHistory(withFields('@entry', { actor: 'coalesce(@actor, consumer)' }))}
   WHERE state NOT IN ('completed', 'discarded', 'dead-lettered')
     AND NOT (state = 'processing' AND processing_expires_at > @now
       AND processing_token IS NOT @token)`;
