@@ -1,68 +1,63 @@
-import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { DeadLetterSelection } from './commands/dead-letters.js';
+import { parseArgs } from 'node:util';
+import type { DeadLetterSelection, RecordFilter } from '@onceflow/core';
+import { CommandLineError } from './command-line-error.js';
 import type { ReplayOptions } from './commands/replay.js';
 import { parseDuration, parseInstant } from './duration.js';
+import {
+  COMMAND_FLAGS,
+  type CommandName,
+  GROUPS,
+  type Group,
+  OPTIONS,
+  TARGET_FLAGS,
+} from './flags.js';
+import {
+  parseActor,
+  parseCursor,
+  parseFilter,
+  parseRate,
+  parseRecordId,
+  parseSelection,
+} from './record-args.js';
 import { isReplayId } from './replay-envelope.js';
-import { CommandLineError } from './command-line-error.js';
 import type { Env, TargetOptions } from './target.js';
 
-const OPTIONS = {
-  store: { type: 'string' },
-  db: { type: 'string' },
-  queue: { type: 'string' },
-  'pg-url': { type: 'string' },
-  to: { type: 'string' },
-  limit: { type: 'string' },
-  json: { type: 'boolean' },
-  all: { type: 'boolean' },
-  apply: { type: 'boolean' },
-  since: { type: 'string' },
-  until: { type: 'string' },
-  source: { type: 'string' },
-  type: { type: 'string' },
-  'replay-id': { type: 'string' },
-  'older-than': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
-} as const satisfies ParseArgsConfig['options'];
+export { COMMAND_FLAGS, type CommandName } from './flags.js';
 
-type Flag = keyof typeof OPTIONS;
 const parse = (args: string[]) =>
   parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
 
 type Values = ReturnType<typeof parse>['values'];
 
-const TARGET_FLAGS: readonly Flag[] = ['store', 'db', 'queue', 'pg-url', 'help'];
-
-/** The flags each command accepts besides the target flags. */
-export const COMMAND_FLAGS = {
-  'dead-letters list': ['limit', 'json'],
-  'dead-letters show': ['json'],
-  'dead-letters redrive': ['all', 'apply', 'json'],
-  'dead-letters purge': ['all', 'apply', 'json'],
-  replay: ['since', 'until', 'source', 'type', 'limit', 'replay-id', 'to', 'apply', 'json'],
-  'inbox stats': ['json'],
-  'inbox purge': ['older-than', 'apply', 'json'],
-} as const satisfies Record<string, readonly Flag[]>;
-
-export type CommandName = keyof typeof COMMAND_FLAGS;
-
 /** What `--help` can be about: one command, a group of them, or (undefined) everything. */
-export type HelpTopic = CommandName | 'dead-letters' | 'inbox';
+export type HelpTopic = CommandName | Group;
+
+/** A record listing: which records, and which page. */
+export interface ListCommand {
+  readonly filter: RecordFilter;
+  /** Page size. Default 50. */
+  readonly limit: number;
+  readonly cursor?: string | undefined;
+  readonly json: boolean;
+}
 
 /** A parsed command, ready to run. */
 export type Command =
   | { readonly name: 'help'; readonly topic?: HelpTopic | undefined }
   | { readonly name: 'version' }
   | {
-      readonly name: 'dead-letters list';
-      readonly limit?: number | undefined;
+      readonly name: 'events show' | 'dead-letters show';
+      readonly source: string;
+      readonly id: string;
       readonly json: boolean;
     }
-  | { readonly name: 'dead-letters show'; readonly id: string; readonly json: boolean }
+  | ({ readonly name: 'events list' | 'dead-letters list' } & ListCommand)
   | {
       readonly name: 'dead-letters redrive' | 'dead-letters purge';
       readonly select: DeadLetterSelection;
+      readonly actor: string;
+      /** Most records acted on per second. */
+      readonly rate?: number | undefined;
       readonly apply: boolean;
       readonly json: boolean;
     }
@@ -78,11 +73,12 @@ export type Command =
       readonly json: boolean;
     };
 
-/** Which stores a command runs against, and what they are opened with. */
+/** Where a command reads and publishes, and what the stores are opened with. */
 export interface TargetSelection extends Omit<TargetOptions, 'env'> {
+  /** `--store`: the record store. */
   readonly store: string;
-  /** Replay only: the store whose transport publishes the copies. */
-  readonly to: string;
+  /** `--to`: the transport redrive and replay publish through; undefined when not given. */
+  readonly to?: string | undefined;
 }
 
 export interface Invocation {
@@ -92,6 +88,10 @@ export interface Invocation {
 
 export const DEFAULT_DB = '.onceflow/onceflow.db';
 export const DEFAULT_QUEUE = 'events';
+/** Rows a listing prints unless `--limit` says otherwise. */
+export const DEFAULT_PAGE = 50;
+/** The largest page a store returns (`RecordQuery.limit`). */
+const MAX_PAGE = 1000;
 
 function positiveInt(text: string | undefined, flag: string): number | undefined {
   if (text === undefined) return undefined;
@@ -100,12 +100,14 @@ function positiveInt(text: string | undefined, flag: string): number | undefined
   return Number(text);
 }
 
+const isGroup = (word: string | undefined): word is Group => GROUPS.some((group) => group === word);
+
 function commandName(positionals: readonly string[]): { name: CommandName; rest: string[] } {
   const [group, sub, ...rest] = positionals;
   if (group === 'replay') return { name: 'replay', rest: positionals.slice(1) };
   const name = `${group} ${sub ?? ''}`.trim();
   if (Object.hasOwn(COMMAND_FLAGS, name)) return { name: name as CommandName, rest };
-  if (group === 'dead-letters' || group === 'inbox') {
+  if (isGroup(group)) {
     throw new CommandLineError(sub ? `unknown command "${name}"` : `"${group}" needs a subcommand`);
   }
   throw new CommandLineError(`unknown command "${group}"`);
@@ -116,38 +118,43 @@ function helpTopic(positionals: readonly string[]): HelpTopic | undefined {
   const words = positionals[0] === 'help' ? positionals.slice(1) : positionals;
   const [group, sub] = words;
   if (group === undefined) return undefined;
-  if ((group === 'dead-letters' || group === 'inbox') && sub === undefined) return group;
+  if (isGroup(group) && sub === undefined) return group;
   return commandName(words).name;
 }
 
-function selection(ids: readonly string[], all: boolean, name: string): DeadLetterSelection {
-  if (all && ids.length > 0) throw new CommandLineError(`${name}: give ids or --all, not both`);
-  if (all) return { all: true };
-  if (ids.length === 0) throw new CommandLineError(`${name}: give the ids to act on, or --all`);
-  return { ids };
-}
-
-function build(name: CommandName, rest: readonly string[], v: Values): Command {
+function build(name: CommandName, rest: readonly string[], v: Values, now: Date): Command {
   const json = v.json === true;
   const apply = v.apply === true;
   const noArgs = () => {
     if (rest.length > 0) throw new CommandLineError(`${name}: unexpected argument "${rest[0]}"`);
   };
   switch (name) {
-    case 'dead-letters list':
-      noArgs();
-      return { name, limit: positiveInt(v.limit, 'limit'), json };
+    case 'events show':
     case 'dead-letters show': {
-      const [id, extra] = rest;
-      if (id === undefined)
-        throw new CommandLineError('dead-letters show: give the id of a dead letter');
+      const [source, id, extra] = rest;
+      if (source === undefined || id === undefined) {
+        // `show stripe/evt_1` reads as well as `show stripe evt_1`.
+        if (source?.includes('/') && id === undefined)
+          return { name, ...parseRecordId(source), json };
+        throw new CommandLineError(`${name}: give the source and id, e.g. "${name} stripe evt_1"`);
+      }
       if (extra !== undefined)
         throw new CommandLineError(`${name}: unexpected argument "${extra}"`);
-      return { name, id, json };
+      return { name, source, id, json };
+    }
+    case 'events list':
+    case 'dead-letters list': {
+      noArgs();
+      const limit = positiveInt(v.limit, 'limit') ?? DEFAULT_PAGE;
+      if (limit > MAX_PAGE) throw new CommandLineError(`--limit: at most ${MAX_PAGE} per page`);
+      return { name, filter: parseFilter(v, now), limit, cursor: parseCursor(v.cursor), json };
     }
     case 'dead-letters redrive':
-    case 'dead-letters purge':
-      return { name, select: selection(rest, v.all === true, name), apply, json };
+    case 'dead-letters purge': {
+      const limit = positiveInt(v.limit, 'limit');
+      const select = parseSelection(name, rest, parseFilter(v, now), v.all === true, limit);
+      return { name, select, actor: parseActor(v.actor), rate: parseRate(v.rate), apply, json };
+    }
     case 'replay': {
       noArgs();
       if (v.since === undefined) throw new CommandLineError('replay: --since is required');
@@ -176,14 +183,21 @@ function build(name: CommandName, rest: readonly string[], v: Values): Command {
 
 /**
  * Parses a command line (without `node` and the script) into a command and its target, applying
- * environment defaults (`ONCEFLOW_STORE`, `ONCEFLOW_DB`, `ONCEFLOW_QUEUE`, `ONCEFLOW_PG_URL`).
- * `--version` wins over everything, then `--help` (or `help <command>`). Pure: no I/O. Throws `CommandLineError` for anything malformed, including a flag the command does
- * not take, so a misspelt `--aply` can never turn into a silent dry run of something else.
+ * environment defaults (`ONCEFLOW_STORE`, `ONCEFLOW_DB`, `ONCEFLOW_PG_URL`, `ONCEFLOW_TO`,
+ * `ONCEFLOW_QUEUE`). `--to` defaults to `embedded` when the store is embedded, and is otherwise
+ * undefined (a command that must publish then asks for it). Ages (`--older-than`) are measured
+ * from `now`. `--version` wins over everything, then `--help` (or `help <command>`). No I/O.
+ * Throws `CommandLineError` for anything malformed, including a flag the command does not take,
+ * so a misspelt `--aply` can never turn into a silent dry run of something else.
  *
  * @example
- * parseCommandLine(['dead-letters', 'redrive', '--all', '--apply'], process.env);
+ * parseCommandLine(['dead-letters', 'redrive', '--source', 'stripe', '--apply'], process.env);
  */
-export function parseCommandLine(argv: readonly string[], env: Env): Invocation {
+export function parseCommandLine(
+  argv: readonly string[],
+  env: Env,
+  now: Date = new Date(),
+): Invocation {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse([...argv]);
@@ -191,9 +205,10 @@ export function parseCommandLine(argv: readonly string[], env: Env): Invocation 
     throw new CommandLineError((err as Error).message);
   }
   const { values, positionals, tokens } = parsed;
+  const store = values.store ?? env.ONCEFLOW_STORE ?? 'embedded';
   const target: TargetSelection = {
-    store: values.store ?? env.ONCEFLOW_STORE ?? 'embedded',
-    to: values.to ?? values.store ?? env.ONCEFLOW_STORE ?? 'embedded',
+    store,
+    to: values.to ?? env.ONCEFLOW_TO ?? (store === 'embedded' ? 'embedded' : undefined),
     db: values.db ?? env.ONCEFLOW_DB ?? DEFAULT_DB,
     queue: values.queue ?? env.ONCEFLOW_QUEUE ?? DEFAULT_QUEUE,
     pgUrl: values['pg-url'] ?? env.ONCEFLOW_PG_URL,
@@ -210,5 +225,5 @@ export function parseCommandLine(argv: readonly string[], env: Env): Invocation 
       throw new CommandLineError(`${name} does not take --${token.name}`);
     }
   }
-  return { command: build(name, rest, values), target };
+  return { command: build(name, rest, values, now), target };
 }

@@ -1,12 +1,9 @@
-import type { Envelope } from '@onceflow/core';
+import type { Envelope, EventState } from '@onceflow/core';
 
-/** Where an inbox row stands: claimed, handed to the transport, or completed by a worker. */
-export type StoredEventState = 'pending' | 'enqueued' | 'processed';
-
-/** One envelope the inbox keeps, with its state. */
+/** One envelope the inbox keeps, with its record's state. */
 export interface StoredEvent {
   readonly envelope: Envelope;
-  readonly state: StoredEventState;
+  readonly state: EventState;
 }
 
 /** A filter over stored events. Bounds apply to `envelope.receivedAt`. */
@@ -17,8 +14,8 @@ export interface InboxQuery {
   readonly until?: Date | undefined;
   readonly source?: string | undefined;
   readonly type?: string | undefined;
-  /** Only rows in these states; every state when omitted. */
-  readonly states?: readonly StoredEventState[] | undefined;
+  /** Only records in these states; every state when omitted. */
+  readonly states?: readonly EventState[] | undefined;
 }
 
 /** One page of stored events. */
@@ -29,14 +26,16 @@ export interface InboxPage {
 }
 
 /**
- * Read-only access to the envelopes an inbox stores, for operators (replay, retention dry runs).
- * An optional ability beside the `Inbox` contract: a store that cannot list simply does not offer
- * it, and the commands that need it say so.
+ * Read-only access to the envelopes an inbox stores, by the time it received them, for operators
+ * (replay, retention dry runs). An optional ability beside the `Inbox` contract: a store that
+ * does not keep envelopes once enqueued (Redis) does not offer it, and the commands that need it
+ * say so.
  *
- * `list` returns events in the order the inbox received them (ties broken by source, then id),
- * at most `limit`, continuing after the cursor `after` (keyset paging: stable while rows are
- * added or purged). Time bounds apply to the time the inbox recorded the event. It never changes
- * a row and is safe to call while a receiver and workers run on the same store.
+ * `list` returns the records whose envelope the store kept, in the order the inbox received them
+ * (ties broken by source, then id), at most `limit`, continuing after the cursor `after` (keyset
+ * paging: stable while rows are added or purged). `count` counts every matching record, with or
+ * without its envelope (what `Inbox.purge` would delete). Time bounds apply to the time the inbox
+ * recorded the event. Neither changes a row; both are safe beside a running receiver and workers.
  */
 export interface InboxBrowser {
   list(

@@ -1,4 +1,6 @@
-import type { CommandName, HelpTopic } from './args.js';
+import type { HelpTopic } from './args.js';
+import { EXIT_CODES } from './exit-codes.js';
+import type { CommandName, Group } from './flags.js';
 
 /** What `onceflow <command> --help` prints for one command. */
 interface CommandHelp {
@@ -12,57 +14,117 @@ interface CommandHelp {
   readonly options: readonly (readonly [flag: string, meaning: string])[];
 }
 
-const JSON_FLAG = ['--json', 'one JSON document on stdout, for scripts'] as const;
-const APPLY_FLAG = ['--apply', 'do it; without it the command is a dry run'] as const;
-const DRY_RUN = `A DRY RUN unless --apply: it prints how many it would touch, and which, and
-changes nothing.`;
+type Option = readonly [flag: string, meaning: string];
 
-/** Every command's help; `COMMAND_FLAGS` in args.ts lists the same flags (a test checks it). */
+const JSON_FLAG: Option = ['--json', 'one JSON document on stdout, for scripts'];
+const APPLY_FLAG: Option = ['--apply', 'do it; without it the command is a dry run'];
+const DRY_RUN = `A DRY RUN unless --apply: it prints how many it would touch, which (the first 20),
+and what would happen to each, and changes nothing.`;
+const FILTERS: readonly Option[] = [
+  ['--source S', 'only records of this source'],
+  ['--type T', 'only records of this type'],
+  ['--reason TEXT', 'only records whose reason contains TEXT'],
+  ['--older-than <duration>', 'last state change longer ago than this (e.g. 1h, 2d)'],
+  ['--newer-than <duration>', 'last state change more recent than this'],
+];
+const PAGE: readonly Option[] = [
+  ['--limit N', 'most rows per page, oldest first (default 50, at most 1000)'],
+  ['--cursor C', 'the next page: the cursor the previous page printed'],
+  JSON_FLAG,
+];
+const ACT = (verb: string): readonly Option[] => [
+  ['--all', 'every dead letter (instead of ids or filters)'],
+  ['--limit N', `most to ${verb}, oldest first (default: all selected)`],
+  ['--rate N', `most per second, e.g. 50 or 50/s (default: as fast as it goes)`],
+  ['--actor NAME', "recorded in each record's history (default cli:<os user>)"],
+  APPLY_FLAG,
+  JSON_FLAG,
+];
+const PUBLISH: readonly Option[] = [
+  ['--to NAME', 'the transport to publish through (default embedded with --store embedded)'],
+  ['--queue NAME', 'its queue, for Kafka the work topic (default events); env ONCEFLOW_QUEUE'],
+];
+const SELECT = `Selects by <source>/<id> (the source is up to the first "/"), by filters, or --all:
+exactly one of the three. A named id that is not a dead letter fails the command (exit 3)
+before anything is touched. With --apply it acts on exactly the dead letters it selected: one
+arriving meanwhile stays. Progress (count, rate, ETA) goes to stderr on runs over a second.`;
+
+/** Every command's help; `COMMAND_FLAGS` in flags.ts lists the same flags (a test checks it). */
 export const COMMAND_HELP: Readonly<Record<CommandName, CommandHelp>> = {
+  'events show': {
+    synopsis: '<source> <id> [--json]',
+    summary: "one event's record and its history",
+    about: `Prints the event record of <source> <id>: state, attempts, next attempt, last error,
+reason, consumer, trace id, received and updated times, and its history as a timeline (time,
+state, attempt, error code, actor, note; the last 20 state changes). Read-only. Exits 3 when
+the store has no record of it.`,
+    options: [JSON_FLAG],
+  },
+  'events list': {
+    synopsis: `[--state S] [--source S] [--type T] [--reason TEXT] [--older-than D]
+[--newer-than D] [--limit N] [--cursor C] [--json]`,
+    summary: 'records by state, source, type, reason and age, a page at a time',
+    about: `Prints the records that match, oldest last state change first, one page at a time,
+with how many match in all and the cursor of the next page. Read-only.`,
+    options: [
+      [
+        '--state S',
+        'received, enqueued, processing, retry-scheduled, completed, dead-lettered, discarded',
+      ],
+      ...FILTERS,
+      ...PAGE,
+    ],
+  },
   'dead-letters list': {
-    synopsis: '[--limit N] [--json]',
-    summary: 'the oldest dead letters and how many there are',
-    about: `Prints the oldest dead letters (id, when, source, type, event id, attempts, reason) and
-the total. Read-only.`,
-    options: [['--limit N', 'most rows to print, oldest first (default 50)'], JSON_FLAG],
+    synopsis: `[--source S] [--type T] [--reason TEXT] [--older-than D] [--newer-than D]
+[--limit N] [--cursor C] [--json]`,
+    summary: 'the dead letters, oldest first, a page at a time',
+    about: `Prints the dead letters that match (when, source, id, type, attempts, reason), oldest
+first, with how many match in all and the cursor of the next page. Read-only.`,
+    options: [...FILTERS, ...PAGE],
   },
   'dead-letters show': {
-    synopsis: '<id> [--json]',
+    synopsis: '<source> <id> [--json]',
     summary: 'one dead letter in full',
-    about: `Prints one dead letter in full: reason, attempts, last error, the envelope with its
-headers and payload. Read-only. Exits 1 when no dead letter has that id.`,
+    about: `Prints one dead letter in full: its record and history, the stored envelope's headers
+(authorization, cookies, signatures and HMACs masked) and its payload. Read-only. Exits 3 when
+there is no record, or it is not a dead letter.`,
     options: [JSON_FLAG],
   },
   'dead-letters redrive': {
-    synopsis: '(<id>... | --all) [--apply] [--json]',
-    summary: 'send dead letters back to the work queue',
-    about: `Sends the dead letters with these ids, or every one with --all, back to the work queue,
-attempts starting again at 1.
+    synopsis: `(<source>/<id>... | [--source S] [--type T] [--reason TEXT] [--older-than D]
+[--newer-than D] | --all) [--limit N] [--rate N] [--actor NAME]
+[--to NAME] [--queue NAME] [--apply] [--json]`,
+    summary: 'publish dead letters again, so workers run them from attempt 1',
+    about: `Publishes each selected dead letter's stored envelope again through --to, with a dedupe
+key of its own, and records it as redriven by --actor; a worker then runs it from attempt 1.
 ${DRY_RUN}
-An id that does not exist fails the command (exit 1) before anything is touched. With --all
---apply it acts on exactly the dead letters it listed: one arriving meanwhile stays.`,
-    options: [['--all', 'every dead letter stored now'], APPLY_FLAG, JSON_FLAG],
+${SELECT}
+If a publish fails it stops (exit 1) saying how far it got; run it again to go on.`,
+    options: [...FILTERS, ...ACT('redrive'), ...PUBLISH],
   },
   'dead-letters purge': {
-    synopsis: '(<id>... | --all) [--apply] [--json]',
-    summary: 'delete dead letters for good',
-    about: `Deletes the dead letters with these ids, or every one with --all, for good.
+    synopsis: `(<source>/<id>... | [--source S] [--type T] [--reason TEXT] [--older-than D]
+[--newer-than D] | --all) [--limit N] [--rate N] [--actor NAME] [--apply] [--json]`,
+    summary: 'mark dead letters discarded: never delivered again',
+    about: `Marks each selected dead letter discarded, with --actor in its history: never delivered
+again, kept for dedupe and audit until retention removes it.
 ${DRY_RUN}
-An id that does not exist fails the command (exit 1) before anything is touched.`,
-    options: [['--all', 'every dead letter stored now'], APPLY_FLAG, JSON_FLAG],
+${SELECT}`,
+    options: [...FILTERS, ...ACT('purge')],
   },
   replay: {
     synopsis: `--since <iso> [--until <iso>] [--source S] [--type T] [--limit N]
-[--replay-id ID] [--to STORE] [--apply] [--json]`,
-    summary: 'publish processed events again, so workers process them again',
-    about: `Publishes copies of the processed events the inbox received in the window, e.g. after
+[--replay-id ID] [--to NAME] [--queue NAME] [--apply] [--json]`,
+    summary: 'publish completed events again, so workers process them again',
+    about: `Publishes copies of the completed events the inbox received in the window, e.g. after
 fixing a handler bug. A copy has the id "<id>#replay-<replay-id>" and the header
-x-onceflow-replay-of, so workers process it again on purpose. Pending and enqueued events in
-the window are counted and skipped.
+x-onceflow-replay-of, so workers process it again on purpose. Events in the window not
+completed (on their way, dead-lettered, discarded) are counted and skipped.
 ${DRY_RUN}
 The replay id is printed: run the same command with --until and --replay-id to resume a replay
-that stopped, without doubles. Reads an inbox that can list events (embedded, postgres) and
-publishes through --to (a store with a transport).`,
+that stopped, without doubles. Reads a store that keeps envelopes (embedded, postgres) and
+publishes through --to.`,
     options: [
       ['--since <iso>', 'received at or after this instant (required)'],
       ['--until <iso>', 'received before this instant (default: now)'],
@@ -70,7 +132,7 @@ publishes through --to (a store with a transport).`,
       ['--type T', 'only events of this type'],
       ['--limit N', 'most events to replay, oldest first (default: all)'],
       ['--replay-id ID', 'names the replay: 1 to 64 of A-Z a-z 0-9 . _ - (default: the time)'],
-      ['--to STORE', "publish through this store's transport (default: --store)"],
+      ...PUBLISH,
       ['--apply', 'publish; without it the command is a dry run'],
       JSON_FLAG,
     ],
@@ -78,16 +140,16 @@ publishes through --to (a store with a transport).`,
   'inbox stats': {
     synopsis: '[--json]',
     summary: 'inbox counters and the age of the oldest unprocessed event',
-    about: `Prints pending (claimed, not yet enqueued), enqueued, processed and conflicts, and the age
-of the oldest event not yet processed: the number to alert on. Read-only. Needs a store with an
-inbox (embedded, postgres).`,
+    about: `Prints pending (claimed, not yet enqueued), enqueued (not yet completed), processed
+(completed or discarded) and conflicts, and the age of the oldest event not yet processed: the
+number to alert on. Read-only.`,
     options: [JSON_FLAG],
   },
   'inbox purge': {
     synopsis: '--older-than <duration> [--apply] [--json]',
-    summary: 'delete old enqueued and processed rows (retention)',
-    about: `Deletes the enqueued and processed inbox rows received more than <duration> ago; pending
-claims are never purged.
+    summary: 'delete old enqueued, completed and discarded records (retention)',
+    about: `Deletes the enqueued, completed and discarded records received more than <duration> ago;
+received claims, attempts in progress or scheduled, and dead letters are never purged.
 ${DRY_RUN}
 A purged id is forgotten: if its sender delivers it again, the inbox accepts it as new. Keep the
 retention longer than every sender's retry horizon.`,
@@ -99,12 +161,11 @@ retention longer than every sender's retry horizon.`,
   },
 };
 
-export const EXIT_CODES = `Exit codes:
-  0  done, a dry run included
-  1  failed: a store unreachable or missing (or its packages not installed), an unknown id,
-     a publish that failed
-  2  command-line error: an unknown command or flag, a missing or malformed value, a store
-     that cannot serve the command; nothing was touched`;
+const GROUP_TITLE: Readonly<Record<Group, string>> = {
+  events: 'the event record: what happened to each event',
+  'dead-letters': 'dead letters, through the event record, on every broker alike',
+  inbox: "the receiver's inbox",
+};
 
 /** `onceflow <name> <synopsis>`, its further lines aligned under the first. */
 export function synopsisOf(name: CommandName): string {
@@ -121,12 +182,14 @@ const columns = (rows: readonly (readonly [string, string])[]): string[] => {
 const inGroup = (group: string) =>
   (Object.keys(COMMAND_HELP) as CommandName[]).filter((name) => name.startsWith(`${group} `));
 
+const isGroup = (topic: HelpTopic): topic is Group => Object.hasOwn(GROUP_TITLE, topic);
+
 /** The help for one command or group of commands. */
 export function commandHelp(topic: HelpTopic): string {
-  if (topic === 'dead-letters' || topic === 'inbox') {
+  if (isGroup(topic)) {
     const names = inGroup(topic);
     return [
-      `onceflow ${topic}: ${topic === 'inbox' ? 'the inbox' : 'the dead letters of a queue'}`,
+      `onceflow ${topic}: ${GROUP_TITLE[topic]}`,
       '',
       'Usage:',
       ...names.map(synopsisOf),
@@ -149,8 +212,8 @@ export function commandHelp(topic: HelpTopic): string {
     'Options:',
     ...columns([...help.options, ['-h, --help', 'this help']]),
     '',
-    'Target options (--store, --db, --queue, --pg-url), the stores and the environment variables',
-    'they read: "onceflow --help".',
+    'Target options (--store, --db, --pg-url), the stores and transports and the environment',
+    'variables they read: "onceflow --help".',
     '',
     EXIT_CODES,
   ].join('\n');

@@ -1,14 +1,19 @@
 // Running the CLI in-process: the `onceflow` binary is `runCli` wired to the process
 export { type CliIo, runCli } from './run.js';
 export { type Output, streamOutput } from './output.js';
+export { EXIT } from './exit-codes.js';
 
-// Stores a command line can name: the defaults, and what a store of your own returns
-export { defaultTargets } from './targets.js';
-export type { Env, OpenTarget, Target, TargetOptions, TargetRegistry } from './target.js';
+// Record stores (--store) and transports (--to) a command line can name: the defaults, and what
+// one of your own returns
+export { defaultStores, defaultTransports } from './targets.js';
 export type {
-  InboxBrowser,
-  InboxPage,
-  InboxQuery,
-  StoredEvent,
-  StoredEventState,
-} from './browser.js';
+  Env,
+  OpenStore,
+  OpenTransport,
+  StoreRegistry,
+  StoreTarget,
+  TargetOptions,
+  TransportRegistry,
+  TransportTarget,
+} from './target.js';
+export type { InboxBrowser, InboxPage, InboxQuery, StoredEvent } from './browser.js';

@@ -1,4 +1,4 @@
-import type { Inbox } from '@onceflow/core';
+import type { EventState, Inbox } from '@onceflow/core';
 import type { InboxBrowser } from '../browser.js';
 import { humanDuration, keyValues, plural } from '../format.js';
 import { type Output, printJson } from '../output.js';
@@ -45,7 +45,7 @@ export async function inboxStats(
 }
 
 export interface PurgeInboxOptions {
-  /** Purge enqueued and processed rows received more than this long ago. */
+  /** Purge enqueued, completed and discarded records received more than this long ago. */
   readonly olderThanMs: number;
   /** Act. Without it the command only prints what it would do (the default). */
   readonly apply?: boolean | undefined;
@@ -53,14 +53,18 @@ export interface PurgeInboxOptions {
   readonly now?: Date | undefined;
 }
 
+/** What `Inbox.purge` deletes (the stores' retention rule). */
+const PURGEABLE: readonly EventState[] = ['enqueued', 'completed', 'discarded'];
+
 const FORGET_WARNING =
   'A purged id is forgotten: if its sender delivers it again, the inbox accepts it as new. ' +
   "Keep the retention longer than every sender's retry horizon.";
 
 /**
- * Retention: deletes enqueued and processed inbox rows received before now − `olderThanMs`;
- * pending claims are never purged (the relay still owes them a publish). A dry run unless
- * `apply`; the dry run counts the rows through `browser` when the store offers one.
+ * Retention: deletes the enqueued, completed and discarded records received before now −
+ * `olderThanMs` (`Inbox.purge`); received claims (the relay still owes them a publish), attempts
+ * in progress or scheduled, and dead letters are never purged. A dry run unless `apply`; the dry
+ * run counts the records through `browser` when the store offers one.
  *
  * @example
  * await purgeInbox(inbox, browser, { olderThanMs: 30 * 86_400_000, apply: true }, output);
@@ -74,17 +78,15 @@ export async function purgeInbox(
   const olderThan = new Date((options.now ?? new Date()).getTime() - options.olderThanMs);
   const before = olderThan.toISOString();
   if (!options.apply) {
-    const count = browser
-      ? await browser.count({ until: olderThan, states: ['enqueued', 'processed'] })
-      : null;
+    const count = browser ? await browser.count({ until: olderThan, states: PURGEABLE }) : null;
     if (options.json) {
       printJson(output, { action: 'purge', dryRun: true, olderThan: before, count });
       return 0;
     }
     const what =
       count === null
-        ? 'every enqueued or processed event'
-        : plural(count, 'enqueued or processed event');
+        ? 'every enqueued, completed or discarded event'
+        : plural(count, 'enqueued, completed or discarded event');
     output.out(`DRY RUN: would purge ${what} received before ${before}. Nothing was changed.`);
     if (count === null) output.out('(This store cannot count them without deleting.)');
     output.out(FORGET_WARNING);

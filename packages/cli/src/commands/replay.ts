@@ -1,8 +1,9 @@
-import type { Transport } from '@onceflow/core';
+import type { EventState } from '@onceflow/core';
 import type { InboxBrowser, InboxQuery, StoredEvent } from '../browser.js';
 import { plural, table } from '../format.js';
 import { type Output, printJson } from '../output.js';
 import { newReplayId, replayEnvelope } from '../replay-envelope.js';
+import type { TransportTarget } from '../target.js';
 
 export interface ReplayOptions {
   /** Events received at or after this instant. */
@@ -24,12 +25,23 @@ export interface ReplayOptions {
 
 export interface ReplayStores {
   readonly browser: InboxBrowser;
-  /** Needed only with `apply`. */
-  readonly transport?: Transport | undefined;
+  /** Opens the transport to publish through; called only with `apply`, once. */
+  readonly openTransport?: (() => Promise<TransportTarget>) | undefined;
 }
 
 /** Rows the human dry run prints; the count and the JSON form always cover every event. */
 const SHOWN = 50;
+
+const NOT_COMPLETED: readonly EventState[] = [
+  'received',
+  'enqueued',
+  'processing',
+  'retry-scheduled',
+  'dead-lettered',
+  'discarded',
+];
+const SKIPPED = (n: number) =>
+  `${plural(n, 'event')} in the window not completed (on their way, dead-lettered or discarded), skipped.`;
 
 async function* pages(browser: InboxBrowser, query: InboxQuery, limit: number, size: number) {
   let after: string | undefined;
@@ -44,19 +56,19 @@ async function* pages(browser: InboxBrowser, query: InboxQuery, limit: number, s
 }
 
 /**
- * Re-publishes processed events from the inbox's stored envelopes so workers process them again,
+ * Re-publishes completed events from the inbox's stored envelopes so workers process them again,
  * e.g. after fixing a handler bug. Each copy gets the id `${id}#replay-${replayId}` and the header
- * `x-onceflow-replay-of`, so it passes the processed-guard on purpose (see `replayEnvelope`).
- * Replays go straight to the transport and are not recorded in the inbox.
+ * `x-onceflow-replay-of`, so it passes the record's guard on purpose (see `replayEnvelope`) and
+ * gets a record of its own at its first delivery.
  *
- * Only `processed` rows are replayed; pending and enqueued ones in the window are counted and
- * skipped (they are still on their way, or in the dead letters: redrive those instead). A dry run
- * unless `apply`. With `apply`, each batch is published durably before the next is read; if one
- * fails the command stops, returns 1 and prints the replay id to resume with: copies already
- * published carry the same ids again, so broker dedupe and the processed-guard drop them.
+ * Only `completed` records are replayed; the others in the window are counted and skipped (still
+ * on their way, dead-lettered: redrive those instead, or discarded). A dry run unless `apply`.
+ * With `apply`, each batch is published durably before the next is read; if one fails the
+ * command stops, returns 1 and prints the replay id to resume with: copies already published
+ * carry the same ids again, so broker dedupe and the record's guard drop them.
  *
  * @example
- * await replayEvents({ browser, transport }, { since: new Date('2025-03-01'), apply: true }, output);
+ * await replayEvents({ browser, openTransport }, { since: new Date('2025-03-01'), apply: true }, output);
  */
 export async function replayEvents(
   stores: ReplayStores,
@@ -66,10 +78,10 @@ export async function replayEvents(
   const until = options.until ?? new Date();
   const replayId = options.replayId ?? newReplayId();
   const filter = { since: options.since, until, source: options.source, type: options.type };
-  const query: InboxQuery = { ...filter, states: ['processed'] };
+  const query: InboxQuery = { ...filter, states: ['completed'] };
   const [matching, skipped] = await Promise.all([
     stores.browser.count(query),
-    stores.browser.count({ ...filter, states: ['pending', 'enqueued'] }),
+    stores.browser.count({ ...filter, states: NOT_COMPLETED }),
   ]);
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const size = options.batchSize ?? 200;
@@ -97,7 +109,7 @@ export async function replayEvents(
       return 0;
     }
     output.out(
-      `DRY RUN: would replay ${plural(planned.length, 'processed event')} ${window} as replay ${replayId}. Nothing was published.`,
+      `DRY RUN: would replay ${plural(planned.length, 'completed event')} ${window} as replay ${replayId}. Nothing was published.`,
     );
     const rows = planned
       .slice(0, SHOWN)
@@ -106,10 +118,13 @@ export async function replayEvents(
       for (const line of table(['RECEIVED AT', 'SOURCE', 'TYPE', 'EVENT ID'], rows))
         output.out(line);
     if (planned.length > SHOWN) output.out(`… and ${planned.length - SHOWN} more.`);
-    if (options.limit !== undefined && matching > planned.length)
+    if (
+      options.limit !== undefined &&
+      planned.length === options.limit &&
+      matching > planned.length
+    )
       output.out(`${matching - planned.length} more match beyond --limit.`);
-    if (skipped > 0)
-      output.out(`${plural(skipped, 'event')} in the window not processed yet, skipped.`);
+    if (skipped > 0) output.out(SKIPPED(skipped));
     if (planned.length > 0) {
       const pin = `--until ${until.toISOString()} --replay-id ${replayId}`;
       output.out(`Run again with --apply ${pin} to publish exactly these.`);
@@ -117,8 +132,8 @@ export async function replayEvents(
     return 0;
   }
 
-  const transport = stores.transport;
-  if (!transport) throw new Error('replay --apply needs a transport to publish to');
+  if (!stores.openTransport) throw new Error('replay --apply needs a transport to publish to');
+  const { transport, destination } = await stores.openTransport();
   let published = 0;
   try {
     for await (const page of pages(stores.browser, query, limit, size)) {
@@ -143,9 +158,8 @@ export async function replayEvents(
     return 0;
   }
   output.out(
-    `Replayed ${plural(published, 'processed event')} ${window} as replay ${replayId} on ${transport.name}.`,
+    `Replayed ${plural(published, 'completed event')} ${window} as replay ${replayId} to ${destination}.`,
   );
-  if (skipped > 0)
-    output.out(`${plural(skipped, 'event')} in the window not processed yet, skipped.`);
+  if (skipped > 0) output.out(SKIPPED(skipped));
   return 0;
 }

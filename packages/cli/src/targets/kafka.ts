@@ -1,15 +1,14 @@
-import type { Target, TargetOptions } from '../target.js';
-import { loadAdapter, transportTarget } from './broker.js';
+import type { TargetOptions, TransportTarget } from '../target.js';
+import { loadPackages, transportTarget } from './broker.js';
 
 /**
- * Opens the Kafka work topic `--queue` (or `ONCEFLOW_QUEUE`) on `ONCEFLOW_KAFKA_BROKERS`
- * (comma-separated, default `127.0.0.1:9092`): its transport, for the dead-letter commands, which
- * act on `<topic>.dlq`. No inbox. Refuses a topic whose dead-letter topic does not exist rather
- * than creating it, so a typo fails loudly. It connects but joins no consumer group.
+ * `--to kafka`: the Kafka work topic `--queue` on `ONCEFLOW_KAFKA_BROKERS` (comma-separated,
+ * default `127.0.0.1:9092`). Refuses a topic that does not exist rather than creating it, so a
+ * typo fails loudly. It produces only: it joins no consumer group.
  */
-export async function openKafka(options: TargetOptions): Promise<Target> {
-  const { adapter, kafkajs } = await loadAdapter(
-    'kafka',
+export async function openKafka(options: TargetOptions): Promise<TransportTarget> {
+  const { adapter, kafkajs } = await loadPackages(
+    '--to kafka',
     '@onceflow/adapter-kafka and kafkajs',
     async () => ({
       adapter: await import('@onceflow/adapter-kafka'),
@@ -28,16 +27,15 @@ export async function openKafka(options: TargetOptions): Promise<Target> {
   }).admin();
   try {
     await admin.connect();
-    const topics = await admin.listTopics();
-    const { dlq } = adapter.topicNames(topic, 0);
-    if (!topics.includes(dlq))
+    if (!(await admin.listTopics()).includes(topic))
       throw new Error(
-        `no Kafka topic "${dlq}" at ${brokers.join(',')} (set --queue or ONCEFLOW_QUEUE to the work topic)`,
+        `no Kafka topic "${topic}" at ${brokers.join(',')} (set --queue or ONCEFLOW_QUEUE to the work topic)`,
       );
   } finally {
     await admin.disconnect().catch(() => {});
   }
   return transportTarget(
     adapter.createKafkaTransport({ topic, brokers, clientId: 'onceflow-cli', createTopics: false }),
+    `Kafka topic "${topic}"`,
   );
 }

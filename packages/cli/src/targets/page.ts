@@ -1,5 +1,6 @@
 import { decodeEnvelope } from '@onceflow/core/kit';
-import type { InboxPage, StoredEventState } from '../browser.js';
+import type { EventState } from '@onceflow/core';
+import type { InboxPage } from '../browser.js';
 
 /** A keyset cursor: the (received, source, id) of the last row of a page, opaque to callers. */
 export type Cursor<T extends string | number> = [receivedAt: T, source: string, id: string];
@@ -18,7 +19,7 @@ interface PageRow {
   readonly source: string;
   readonly id: string;
   readonly envelope: string;
-  readonly state: StoredEventState;
+  readonly state: EventState;
 }
 
 /** One page of stored events; `next` is set only when the page came back full. */

@@ -1,4 +1,5 @@
-import type { InboxBrowser, InboxQuery, StoredEventState } from '../browser.js';
+import type { EventState } from '@onceflow/core';
+import type { InboxBrowser, InboxQuery } from '../browser.js';
 import { decodeCursor, toPage } from './page.js';
 
 /** The part of a `pg.Pool` the browser uses. */
@@ -11,14 +12,15 @@ interface Row {
   id: string;
   envelope: string;
   received_key: string;
-  state: StoredEventState;
+  state: EventState;
 }
 
 /** Microsecond-exact UTC text of `received_at`, so paging never skips rows sharing a millisecond. */
 const RECEIVED_KEY = `to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-function where(query: InboxQuery): { sql: string; params: unknown[] } {
-  const parts = ['envelope IS NOT NULL'];
+/** `listing`: only records whose envelope is kept (what `list` can return). */
+function where(query: InboxQuery, listing: boolean): { sql: string; params: unknown[] } {
+  const parts: string[] = listing ? ['envelope IS NOT NULL'] : [];
   const params: unknown[] = [];
   const add = (sql: (p: string) => string, value: unknown) => {
     params.push(value);
@@ -29,14 +31,14 @@ function where(query: InboxQuery): { sql: string; params: unknown[] } {
   if (query.source !== undefined) add((p) => `source = ${p}`, query.source);
   if (query.type !== undefined) add((p) => `envelope::jsonb ->> 'type' = ${p}`, query.type);
   if (query.states) add((p) => `state = ANY(${p}::text[])`, [...query.states]);
-  return { sql: parts.join(' AND '), params };
+  return { sql: parts.join(' AND ') || 'TRUE', params };
 }
 
 /**
- * An `InboxBrowser` over the PostgreSQL inbox table (migration 001), `table` being the store's
- * schema-qualified name (`inbox.table`). Plain SELECTs in autocommit: no row locks, safe beside a
- * running receiver and workers. Rows the processed-guard created for events that never passed the
- * inbox have no envelope and are not listed.
+ * An `InboxBrowser` over the PostgreSQL inbox table (migration 002, the event record), `table`
+ * being the store's schema-qualified name (`store.table`). Plain SELECTs in autocommit: no row
+ * locks, safe beside a running receiver and workers. Records without a stored envelope are
+ * counted but not listed.
  *
  * @example
  * const browser = createPostgresInboxBrowser(pool, inbox.table);
@@ -44,7 +46,7 @@ function where(query: InboxQuery): { sql: string; params: unknown[] } {
 export function createPostgresInboxBrowser(db: PgQueryable, table: string): InboxBrowser {
   return {
     async list({ limit, after, ...query }) {
-      const w = where(query);
+      const w = where(query, true);
       if (after !== undefined) {
         const [at, source, id] = decodeCursor<string>(after);
         const n = w.params.length;
@@ -60,7 +62,7 @@ export function createPostgresInboxBrowser(db: PgQueryable, table: string): Inbo
       return toPage(rows as Row[], limit, (r) => r.received_key);
     },
     async count(query) {
-      const w = where(query);
+      const w = where(query, false);
       const { rows } = await db.query(
         `SELECT count(*) AS n FROM ${table} WHERE ${w.sql}`,
         w.params,

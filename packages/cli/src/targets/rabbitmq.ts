@@ -1,15 +1,16 @@
-import type { Target, TargetOptions } from '../target.js';
-import { loadAdapter, transportTarget } from './broker.js';
+import type { TargetOptions, TransportTarget } from '../target.js';
+import { loadPackages, transportTarget } from './broker.js';
 
 /**
- * Opens the RabbitMQ queue `--queue` on `ONCEFLOW_AMQP_URL` (default
- * `amqp://guest:guest@127.0.0.1:5672`): its transport, for the dead-letter commands. No inbox.
- * Refuses a queue that does not exist rather than declaring it, so a typo fails loudly. It
- * connects but starts no consumer.
+ * `--to rabbitmq`: the RabbitMQ queue `--queue` on `ONCEFLOW_AMQP_URL` (default
+ * `amqp://guest:guest@127.0.0.1:5672`). Refuses a queue that does not exist rather than declaring
+ * it, so a typo fails loudly. The transport declares the topology it publishes through with the
+ * adapter's defaults, as every transport on the queue does; a queue declared with other arguments
+ * (`queueType`, `deliveryLimit`) is refused by the broker, and the message says so. Starts no consumer.
  */
-export async function openRabbitmq(options: TargetOptions): Promise<Target> {
-  const { adapter, amqp } = await loadAdapter(
-    'rabbitmq',
+export async function openRabbitmq(options: TargetOptions): Promise<TransportTarget> {
+  const { adapter, amqp } = await loadPackages(
+    '--to rabbitmq',
     '@onceflow/adapter-rabbitmq and amqplib',
     async () => ({
       adapter: await import('@onceflow/adapter-rabbitmq'),
@@ -31,5 +32,6 @@ export async function openRabbitmq(options: TargetOptions): Promise<Target> {
   }
   return transportTarget(
     adapter.createRabbitMqTransport({ url, queue: options.queue, connectionName: 'onceflow-cli' }),
+    `RabbitMQ queue "${options.queue}"`,
   );
 }

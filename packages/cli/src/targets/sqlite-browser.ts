@@ -1,4 +1,5 @@
-import type { InboxBrowser, InboxQuery, StoredEventState } from '../browser.js';
+import type { EventState } from '@onceflow/core';
+import type { InboxBrowser, InboxQuery } from '../browser.js';
 import { decodeCursor, toPage } from './page.js';
 
 /** The part of a better-sqlite3 connection the browser uses (`embedded.db` fits). */
@@ -14,14 +15,15 @@ interface Row {
   id: string;
   envelope: string;
   received_at: number;
-  state: StoredEventState;
+  state: EventState;
 }
 
-const STATE = `CASE WHEN processed_at IS NOT NULL THEN 'processed' ELSE state END`;
-
-/** WHERE clause and parameters for a query; only the given filters appear, so indexes apply. */
-function where(query: InboxQuery): { sql: string; params: unknown[] } {
-  const parts = ['envelope IS NOT NULL', 'state IS NOT NULL'];
+/**
+ * WHERE clause and parameters for a query; only the given filters appear, so indexes apply.
+ * `listing`: only records whose envelope is kept (what `list` can return).
+ */
+function where(query: InboxQuery, listing: boolean): { sql: string; params: unknown[] } {
+  const parts: string[] = listing ? ['envelope IS NOT NULL'] : [];
   const params: unknown[] = [];
   const add = (sql: string, ...values: unknown[]) => {
     parts.push(sql);
@@ -31,16 +33,15 @@ function where(query: InboxQuery): { sql: string; params: unknown[] } {
   if (query.until) add('received_at < ?', query.until.getTime());
   if (query.source !== undefined) add('source = ?', query.source);
   if (query.type !== undefined) add(`json_extract(envelope, '$.type') = ?`, query.type);
-  if (query.states)
-    add(`${STATE} IN (SELECT value FROM json_each(?))`, JSON.stringify(query.states));
-  return { sql: parts.join(' AND '), params };
+  if (query.states) add('state IN (SELECT value FROM json_each(?))', JSON.stringify(query.states));
+  return { sql: parts.join(' AND ') || 'TRUE', params };
 }
 
 /**
- * An `InboxBrowser` over the embedded store's `onceflow_inbox` table (schema version 1), read
- * through the store's own connection. Plain SELECTs: it takes no write lock and never blocks the
- * receiver or workers (WAL readers do not wait for writers). Rows the processed-guard created for
- * events that never passed the inbox have no envelope and are not listed.
+ * An `InboxBrowser` over the embedded store's `onceflow_inbox` table (schema version 2, the event
+ * record), read through the store's own connection. Plain SELECTs: it takes no write lock and
+ * never blocks the receiver or workers (WAL readers do not wait for writers). Records without a
+ * stored envelope are counted but not listed.
  *
  * @example
  * const browser = createSqliteInboxBrowser(embedded.db);
@@ -49,21 +50,21 @@ function where(query: InboxQuery): { sql: string; params: unknown[] } {
 export function createSqliteInboxBrowser(db: SqliteReader): InboxBrowser {
   return {
     async list({ limit, after, ...query }) {
-      const w = where(query);
+      const w = where(query, true);
       if (after !== undefined) {
         w.sql += ' AND (received_at, source, id) > (?, ?, ?)';
         w.params.push(...decodeCursor<number>(after));
       }
       const rows = db
         .prepare(
-          `SELECT source, id, envelope, received_at, ${STATE} AS state FROM onceflow_inbox
+          `SELECT source, id, envelope, received_at, state FROM onceflow_inbox
            WHERE ${w.sql} ORDER BY received_at, source, id LIMIT ?`,
         )
         .all(...w.params, limit) as Row[];
       return toPage(rows, limit, (r) => r.received_at);
     },
     async count(query) {
-      const w = where(query);
+      const w = where(query, false);
       const row = db
         .prepare(`SELECT count(*) AS n FROM onceflow_inbox WHERE ${w.sql}`)
         .get(...w.params);

@@ -1,16 +1,16 @@
-import type { Target, TargetOptions } from '../target.js';
-import { loadAdapter } from './broker.js';
+import type { TargetOptions, TransportTarget } from '../target.js';
+import { loadPackages, transportTarget } from './broker.js';
 
 /**
- * Opens the SQS queue `--queue` (`<queue>.fifo`; `ONCEFLOW_SQS_FIFO=false` for a standard queue)
- * and its dead-letter queue: its transport, for the dead-letter commands. No inbox. Region and
- * credentials come from the AWS SDK's default chain; `ONCEFLOW_SQS_ENDPOINT` points it at a
- * local server (with placeholder credentials unless AWS ones are set). Refuses a queue that does
- * not exist rather than creating it, and changes no queue attribute. Starts no consumer.
+ * `--to sqs`: the SQS queue `--queue` (`<queue>.fifo`; `ONCEFLOW_SQS_FIFO=false` for a standard
+ * queue). Region and credentials come from the AWS SDK's default chain; `ONCEFLOW_SQS_ENDPOINT`
+ * points it at a local server (with placeholder credentials unless AWS ones are set). Refuses a
+ * queue that does not exist rather than creating it, and changes no queue attribute: the
+ * transport's `deliveryLimit` is read from the queue's redrive policy. Starts no consumer.
  */
-export async function openSqs(options: TargetOptions): Promise<Target> {
-  const { adapter, sdk } = await loadAdapter(
-    'sqs',
+export async function openSqs(options: TargetOptions): Promise<TransportTarget> {
+  const { adapter, sdk } = await loadPackages(
+    '--to sqs',
     '@onceflow/adapter-sqs and @aws-sdk/client-sqs',
     async () => ({
       adapter: await import('@onceflow/adapter-sqs'),
@@ -52,13 +52,15 @@ export async function openSqs(options: TargetOptions): Promise<Target> {
       fifo,
       client,
       createQueues: false,
-      maxReceiveCount: Number(policy.maxReceiveCount ?? 10),
+      ...(policy.maxReceiveCount === undefined
+        ? {}
+        : { deliveryLimit: Number(policy.maxReceiveCount) }),
     });
-    await transport.start();
+    const target = transportTarget(transport, `SQS queue "${name}"`);
     return {
-      transport,
+      ...target,
       close: async () => {
-        await transport.close();
+        await target.close();
         client.destroy();
       },
     };
