@@ -1,4 +1,4 @@
-// One broker stack as the package READMEs put it together: the PostgreSQL inbox and processed-guard
+// One broker stack as the package READMEs put it together: the PostgreSQL inbox and event record
 // (@onceflow/inbox-postgres), RabbitMQ as the transport (@onceflow/adapter-rabbitmq), a Stripe
 // receiver and a worker whose handler writes a ledger row and the processed mark in one transaction.
 // Checks: a new delivery is answered 202 and written once; the same delivery again is answered 200.
@@ -50,7 +50,7 @@ try {
 
   worker = createWorker({
     transport,
-    processed: inbox,
+    records: inbox,
     handlers: [
       defineHandler({
         type: 'payment_intent.succeeded',
