@@ -34,7 +34,7 @@ export interface VerdictDeps {
 export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps): Promise<void> {
   const { delivery, envelope, log } = job;
   const { records, metrics } = deps;
-  const { source, id, type } = envelope;
+  const { source, id } = envelope;
   const token = job.lease?.token;
   try {
     if (verdict.action === 'ack') {
