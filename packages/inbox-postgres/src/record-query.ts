@@ -12,8 +12,17 @@ const STATES: readonly EventState[] = [
   'discarded',
 ];
 
+/**
+ * The column a filter reads `updated_at` from. Dead letters: `dead_lettered_at`, which equals
+ * `updated_at` on every dead letter and is NULL on every other record (the table's check holds
+ * it), so the same query reads the dead-letter index instead of the table.
+ */
+const timeColumn = (filter: RecordFilter) =>
+  filter.state === 'dead-lettered' ? 'dead_lettered_at' : 'updated_at';
+
 /** Page order, byte-wise on (source, id) so every database collation pages alike. */
-const PAGE_ORDER = `updated_at, source COLLATE "C", id COLLATE "C"`;
+const pageOrder = (filter: RecordFilter) =>
+  `${timeColumn(filter)}, source COLLATE "C", id COLLATE "C"`;
 
 /** A query with its parameters, unnamed: `list` and `count` are planned for the values given. */
 export interface BuiltQuery {
@@ -30,16 +39,21 @@ function validDate(name: string, value: Date): Date {
 
 /**
  * The WHERE clause of a filter. The state goes in as a literal (checked against the states), so
- * the planner sees `state = 'dead-lettered'` and uses the dead-letter index.
+ * the planner sees it; dead letters are `dead_lettered_at IS NOT NULL`, the index's predicate.
  */
 function where(filter: RecordFilter, values: unknown[]): string[] {
   const param = (value: unknown) => `$${values.push(value)}`;
+  const at = timeColumn(filter);
   const clauses: string[] = [];
   if (filter.state !== undefined) {
     if (!STATES.includes(filter.state)) {
       throw new UsageError(`state must be one of ${STATES.join(', ')}, got ${filter.state}`);
     }
-    clauses.push(`state = ${stateLiteral(filter.state)}`);
+    clauses.push(
+      filter.state === 'dead-lettered'
+        ? 'dead_lettered_at IS NOT NULL'
+        : `state = ${stateLiteral(filter.state)}`,
+    );
   }
   if (filter.source !== undefined) clauses.push(`source = ${param(filter.source)}`);
   if (filter.type !== undefined) clauses.push(`type = ${param(filter.type)}`);
@@ -47,10 +61,10 @@ function where(filter: RecordFilter, values: unknown[]): string[] {
     clauses.push(`strpos(coalesce(reason, ''), ${param(filter.reason)}) > 0`);
   }
   if (filter.updatedBefore !== undefined) {
-    clauses.push(`updated_at < ${param(validDate('updatedBefore', filter.updatedBefore))}`);
+    clauses.push(`${at} < ${param(validDate('updatedBefore', filter.updatedBefore))}`);
   }
   if (filter.updatedAfter !== undefined) {
-    clauses.push(`updated_at >= ${param(validDate('updatedAfter', filter.updatedAfter))}`);
+    clauses.push(`${at} >= ${param(validDate('updatedAfter', filter.updatedAfter))}`);
   }
   return clauses;
 }
@@ -77,12 +91,12 @@ export function listQuery(
       values.push(after.source),
       values.push(after.id),
     ];
-    clauses.push(`(${PAGE_ORDER}) > ($${at}, $${source}, $${id})`);
+    clauses.push(`(${pageOrder(query)}) > ($${at}, $${source}, $${id})`);
   }
   values.push(limit + 1);
   return {
     text: `SELECT ${RECORD_COLUMNS} FROM ${table} ${whereText(clauses)}
-      ORDER BY ${PAGE_ORDER} LIMIT $${values.length}`,
+      ORDER BY ${pageOrder(query)} LIMIT $${values.length}`,
     values,
     limit,
   };

@@ -27,17 +27,20 @@ export interface EntrySql {
   readonly note?: string | undefined;
 }
 
-/** One `HistoryEntry` as a jsonb object, NULL fields left out. */
+/** A SQL string literal: never NULL. */
+const literal = (sql: string) => /^'[^']*'$/.test(sql);
+
+/** One `HistoryEntry` as a jsonb object, NULL fields left out (stripped only when one may be). */
 export function historyEntry(e: EntrySql): string {
-  const fields = [
-    `'at', ${RECORD_NOW_ISO}`,
-    `'state', ${e.state}`,
+  const optional = [
     e.attempt && `'attempt', ${e.attempt}`,
     e.code && `'code', ${e.code}`,
     e.actor && `'actor', ${e.actor}`,
     e.note && `'note', ${e.note}`,
-  ].filter(Boolean);
-  return `jsonb_strip_nulls(jsonb_build_object(${fields.join(', ')}))`;
+  ].filter((f): f is string => Boolean(f));
+  const object = `jsonb_build_object('at', ${RECORD_NOW_ISO}, 'state', ${e.state}${optional.map((f) => `, ${f}`).join('')})`;
+  const mayBeNull = [e.attempt, e.code, e.actor, e.note].some((f) => f && !literal(f));
+  return mayBeNull ? `jsonb_strip_nulls(${object})` : object;
 }
 
 /**
@@ -52,9 +55,14 @@ export function pushHistory(history: string, entry: string): string {
           WHERE h.n > jsonb_array_length(${history}) - ${keep}) END || ${entry})`;
 }
 
-/** `SET` assignments entering `entry.state`: the state, `updated_at` and the history entry. */
+/**
+ * `SET` assignments entering `entry.state`: the state, `updated_at`, `dead_lettered_at` (equal to
+ * `updated_at` while dead-lettered, NULL otherwise: the table's check holds them to it) and the
+ * history entry. Unchanged NULLs keep the update heap-only (no indexed column changes).
+ */
 export function enter(history: string, entry: EntrySql): string {
   return `state = ${entry.state}, updated_at = ${RECORD_NOW},
+    dead_lettered_at = CASE WHEN ${entry.state} = 'dead-lettered' THEN ${RECORD_NOW} END,
     history = ${pushHistory(history, historyEntry(entry))}`;
 }
 

@@ -28,34 +28,36 @@ export function recordStatements(n: InboxNames) {
   };
   return {
     /**
-     * begin: one statement. The upsert creates the record (`processing`, from the envelope) for
-     * an event that never passed a receiver, or takes the lease of one that is free; `cur` says,
-     * in the same round trip, why it did not (completed, dead-lettered, or a live lease and how
-     * long it has left). Of any number of concurrent begins one takes the lease: the upsert
-     * waits for a concurrent writer of the row and re-checks its WHERE on the newest version.
-     * `cur` reads the statement's snapshot, so when the upsert lost to a writer the snapshot did
-     * not see, `cur` may be stale or empty: the caller asks again.
+     * begin's one statement when it acquires (every first delivery): the upsert creates the
+     * record (`processing`, from the envelope) for an event that never passed a receiver, or
+     * takes the lease of one that is free. Of any number of concurrent begins one takes the
+     * lease: the upsert waits for a concurrent writer of the row and re-checks its WHERE on the
+     * newest version. No row back: `beginExisting` says why.
      */
     begin: stmt(
       'begin',
-      `WITH cur AS (
-         SELECT state, ceil(extract(epoch FROM proc_expires_at - now()) * 1000)::float8 AS remaining_ms
-         FROM ${t} WHERE source = $1 AND id = $2),
-       taken AS (
-         INSERT INTO ${t} AS t (source, id, state, type, ordering_key, trace_id, received_at,
-           attempts, consumer, proc_token, proc_expires_at, updated_at, history)
-         VALUES ($1, $2, 'processing', $8, $9, $10, $11, $5, $6, $3, ${inMs('$4')}, ${RECORD_NOW},
-           jsonb_build_array(${historyEntry(processing)}))
-         ON CONFLICT (source, id) DO UPDATE SET attempts = EXCLUDED.attempts,
-           consumer = EXCLUDED.consumer, proc_token = EXCLUDED.proc_token,
-           proc_expires_at = EXCLUDED.proc_expires_at, next_attempt_at = NULL,
-           ${enter('t.history', { ...processing, note: redriven })}
-         WHERE t.state IN ('received', 'enqueued', 'retry-scheduled')
-           OR (t.state = 'processing' AND ${LEASE_ENDED})
-           OR (t.state = 'dead-lettered' AND $7::text IS NOT NULL)
-         RETURNING 1)
-       SELECT EXISTS (SELECT 1 FROM taken) AS taken, cur.state, cur.remaining_ms
-       FROM (SELECT 1) AS one LEFT JOIN cur ON true`,
+      `INSERT INTO ${t} AS t (source, id, state, type, ordering_key, trace_id, received_at,
+         attempts, consumer, proc_token, proc_expires_at, updated_at, history)
+       VALUES ($1, $2, 'processing', $8, $9, $10, $11, $5, $6, $3, ${inMs('$4')}, ${RECORD_NOW},
+         jsonb_build_array(${historyEntry(processing)}))
+       ON CONFLICT (source, id) DO UPDATE SET attempts = EXCLUDED.attempts,
+         consumer = EXCLUDED.consumer, proc_token = EXCLUDED.proc_token,
+         proc_expires_at = EXCLUDED.proc_expires_at, next_attempt_at = NULL,
+         ${enter('t.history', { ...processing, note: redriven })}
+       WHERE t.state IN ('received', 'enqueued', 'retry-scheduled')
+         OR (t.state = 'processing' AND ${LEASE_ENDED})
+         OR (t.state = 'dead-lettered' AND $7::text IS NOT NULL)
+       RETURNING 1`,
+    ),
+    /**
+     * Why `begin` did not acquire: completed or discarded, dead-lettered, or a live lease and how
+     * long it has left. Only a duplicate, a broker's copy of a dead letter or a busy delivery
+     * pays this second round trip.
+     */
+    beginExisting: stmt(
+      'begin_old',
+      `SELECT state, ceil(extract(epoch FROM proc_expires_at - now()) * 1000)::float8 AS remaining_ms
+       FROM ${t} WHERE source = $1 AND id = $2`,
     ),
     extend: stmt(
       'extend',
@@ -86,9 +88,9 @@ export function recordStatements(n: InboxNames) {
     deadLetter: stmt(
       'dead',
       `INSERT INTO ${t} AS t (source, id, state, type, ordering_key, trace_id, received_at,
-         envelope, reason, last_error, attempts, updated_at, history)
+         envelope, reason, last_error, attempts, updated_at, dead_lettered_at, history)
        VALUES ($1, $2, 'dead-lettered', $10, $11, $12, $13, $4, $5, $6::jsonb, $7, ${RECORD_NOW},
-         jsonb_build_array(${historyEntry({ ...deadLettered, actor: '$8::text' })}))
+         ${RECORD_NOW}, jsonb_build_array(${historyEntry({ ...deadLettered, actor: '$8::text' })}))
        ON CONFLICT (source, id) DO UPDATE SET envelope = EXCLUDED.envelope,
          reason = EXCLUDED.reason, last_error = coalesce(EXCLUDED.last_error, t.last_error),
          attempts = greatest(t.attempts, EXCLUDED.attempts), proc_token = NULL,

@@ -31,14 +31,14 @@ function attemptNumber(name: string, value: number): number {
 }
 
 interface BeginRow {
-  taken: boolean;
-  state: EventState | null;
+  state: EventState;
   remaining_ms: number | null;
 }
 
 /**
  * The event record over the inbox table (`release` lives with the store: it serves the inbox
- * too). `begin` is one statement: of any number of concurrent attempts one acquires a live lease,
+ * too). `begin` is one statement when it acquires (two when it answers processed,
+ * dead-lettered or busy): of any number of concurrent attempts one acquires a live lease,
  * and it creates the record of an event that never passed a receiver. `complete`,
  * `scheduleRetry` and `extend` act only while the token owns the lease (even if it ran out, as
  * long as no one took it over); `complete` and `deadLetter` are idempotent. Each write is one
@@ -58,18 +58,18 @@ export function createRecordMethods(
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const token = randomUUID();
         const values = [source, id, token, leaseMs, attempt, consumer ?? null, redrive ?? null];
-        const res = await exec<BeginRow>(db, sql.begin, [...values, ...fields], 'begin');
+        const taken = await exec(db, sql.begin, [...values, ...fields], 'begin');
+        if (taken.rowCount === 1) return { status: 'acquired', token };
+        const res = await exec<BeginRow>(db, sql.beginExisting, [source, id], 'begin');
         const row = res.rows[0];
-        if (row?.taken) return { status: 'acquired', token };
-        if (row?.state === 'completed' || row?.state === 'discarded')
-          return { status: 'processed' };
-        if (row?.state === 'dead-lettered' && redrive === undefined) {
+        if (row === undefined) continue; // deleted in between (purged): go round
+        if (row.state === 'completed' || row.state === 'discarded') return { status: 'processed' };
+        if (row.state === 'dead-lettered' && redrive === undefined) {
           return { status: 'dead-lettered' };
         }
-        const remaining = row?.state === 'processing' ? (row.remaining_ms ?? 0) : 0;
+        const remaining = row.state === 'processing' ? (row.remaining_ms ?? 0) : 0;
         if (remaining > 0) return { status: 'busy', retryAfterMs: remaining };
-        // Not taken, yet free in this statement's snapshot: another writer changed the row
-        // in between (took the lease, inserted it). Ask again; the next snapshot sees it.
+        // Free now, though the upsert found it taken: the lease changed hands in between. Again.
       }
       return { status: 'busy', retryAfterMs: FALLBACK_RETRY_MS };
     },

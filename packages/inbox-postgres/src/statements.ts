@@ -137,12 +137,16 @@ export function inboxStatements(n: InboxNames) {
        SELECT (SELECT count(*) FROM claim_dropped) + (SELECT count(*) FROM claim_cleared)
          + (SELECT count(*) FROM lease_released) AS touched`,
     ),
-    /** Concurrent relays get disjoint rows (SKIP LOCKED); each row gets a fresh token. */
+    /**
+     * Concurrent relays get disjoint rows (SKIP LOCKED); each row gets a fresh token. Reads the
+     * claims index (rows whose claim is held: `lease_token IS NOT NULL`).
+     */
     takeStale: stmt(
       'stale',
       `WITH stale AS (
          SELECT source, id FROM ${t}
-         WHERE state = 'received' AND claimed_at <= now() - ($1::float8 * interval '1 millisecond')
+         WHERE lease_token IS NOT NULL AND state = 'received'
+           AND claimed_at <= now() - ($1::float8 * interval '1 millisecond')
            AND lease_expires_at <= now()
          ORDER BY claimed_at LIMIT $3
          FOR UPDATE SKIP LOCKED)

@@ -96,23 +96,31 @@ describe('upgrading a table made by the previous migrations', () => {
     expect(await store.count({ state: 'dead-lettered' })).toBe(0);
   });
 
-  it('refuses the old states and a dead letter without its envelope', async () => {
+  it('refuses the old states, a dead letter without its envelope, and a dead letter out of its index', async () => {
     const schema = await previousRelease();
     await migrate(pool, { schema });
     const t = `"${schema}".onceflow_inbox`;
-    const insert = (state: string, envelopeText: string | null) =>
+    const now = `date_trunc('milliseconds', statement_timestamp())`; // updated_at's default
+    let n = 0;
+    const insert = (state: string, envelopeText: string | null, deadAt: string) =>
       pool
         .query(
-          `INSERT INTO ${t} (source, id, state, received_at, envelope) VALUES ('s', $1, $2, now(), $3)`,
-          [`${state}-${envelopeText === null}`, state, envelopeText],
+          `INSERT INTO ${t} (source, id, state, received_at, envelope, dead_lettered_at)
+           VALUES ('s', $1, $2, now(), $3, ${deadAt})`,
+          [`row-${++n}`, state, envelopeText],
         )
         .then(
           () => undefined,
           (err: { code?: string }) => err.code,
         );
-    expect(await insert('processed', null)).toBe('23514');
-    expect(await insert('pending', null)).toBe('23514');
-    expect(await insert('dead-lettered', null)).toBe('23514');
-    expect(await insert('dead-lettered', encodeEnvelope(envelope()))).toBe(undefined);
+    const kept = encodeEnvelope(envelope());
+    expect(await insert('processed', null, 'NULL')).toBe('23514');
+    expect(await insert('pending', null, 'NULL')).toBe('23514');
+    expect(await insert('dead-lettered', null, now)).toBe('23514');
+    expect(await insert('dead-lettered', kept, 'NULL')).toBe('23514');
+    expect(await insert('dead-lettered', kept, `${now} - interval '1 second'`)).toBe('23514');
+    expect(await insert('completed', kept, now)).toBe('23514');
+    expect(await insert('dead-lettered', kept, now)).toBe(undefined);
+    expect(await insert('completed', null, 'NULL')).toBe(undefined);
   });
 });
