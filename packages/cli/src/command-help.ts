@@ -41,11 +41,11 @@ const ACT = (verb: string): readonly Option[] => [
   JSON_FLAG,
 ];
 const PUBLISH: readonly Option[] = [
-  ['--to NAME', 'the transport to publish through (default embedded with --store embedded)'],
-  ['--queue NAME', 'its queue, for Kafka the work topic (default events); env ONCEFLOW_QUEUE'],
+  ['--to NAME', 'the transport to publish through (default: embedded for --store embedded)'],
+  ['--queue NAME', 'its queue, for Kafka the work topic (default events)'],
 ];
-const SELECT = `Selects by <source>/<id> (the source is up to the first "/"), by filters, or --all:
-exactly one of the three. A named id that is not a dead letter fails the command (exit 3)
+const SELECT = `Selects by <source>/<id> (the source is up to the first "/"), by <filters> (any of
+--source, --type, --reason, --older-than, --newer-than), or --all: exactly one of the three. A named id that is not a dead letter fails the command (exit 3)
 before anything is touched. With --apply it acts on exactly the dead letters it selected: one
 arriving meanwhile stays. Progress (count, rate, ETA) goes to stderr on runs over a second.`;
 
@@ -76,8 +76,8 @@ with how many match in all and the cursor of the next page. Read-only.`,
     ],
   },
   'dead-letters list': {
-    synopsis: `[--source S] [--type T] [--reason TEXT] [--older-than D] [--newer-than D]
-[--limit N] [--cursor C] [--json]`,
+    synopsis: `[--source S] [--type T] [--reason TEXT] [--older-than D]
+[--newer-than D] [--limit N] [--cursor C] [--json]`,
     summary: 'the dead letters, oldest first, a page at a time',
     about: `Prints the dead letters that match (when, source, id, type, attempts, reason), oldest
 first, with how many match in all and the cursor of the next page. Read-only.`,
@@ -92,9 +92,8 @@ there is no record, or it is not a dead letter.`,
     options: [JSON_FLAG],
   },
   'dead-letters redrive': {
-    synopsis: `(<source>/<id>... | [--source S] [--type T] [--reason TEXT] [--older-than D]
-[--newer-than D] | --all) [--limit N] [--rate N] [--actor NAME]
-[--to NAME] [--queue NAME] [--apply] [--json]`,
+    synopsis: `(<source>/<id>... | <filters> | --all) [--limit N] [--rate N]
+[--actor NAME] [--to NAME] [--queue NAME] [--apply] [--json]`,
     summary: 'publish dead letters again, so workers run them from attempt 1',
     about: `Publishes each selected dead letter's stored envelope again through --to, with a dedupe
 key of its own, and records it as redriven by --actor; a worker then runs it from attempt 1.
@@ -104,8 +103,8 @@ If a publish fails it stops (exit 1) saying how far it got; run it again to go o
     options: [...FILTERS, ...ACT('redrive'), ...PUBLISH],
   },
   'dead-letters purge': {
-    synopsis: `(<source>/<id>... | [--source S] [--type T] [--reason TEXT] [--older-than D]
-[--newer-than D] | --all) [--limit N] [--rate N] [--actor NAME] [--apply] [--json]`,
+    synopsis: `(<source>/<id>... | <filters> | --all) [--limit N] [--rate N]
+[--actor NAME] [--apply] [--json]`,
     summary: 'mark dead letters discarded: never delivered again',
     about: `Marks each selected dead letter discarded, with --actor in its history: never delivered
 again, kept for dedupe and audit until retention removes it.

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/run.js';
-import { captureOutput, event, seed, tempDbPath } from './helpers.js';
+import { createEmbedded } from '@onceflow/embedded';
+import { captureOutput, createDbFile, deadLetter, event } from './helpers.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const bin = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
@@ -25,28 +27,32 @@ function onceflow(argv: string[], env: Record<string, string> = {}) {
 
 let db: string;
 beforeAll(async () => {
-  db = tempDbPath();
-  await seed(db, { deadLettered: [event('evt_1'), event('evt_2')] });
+  db = await createDbFile();
+  const embedded = createEmbedded({ path: db });
+  await deadLetter(embedded.records, [event('evt_1'), event('evt_2')]);
+  await embedded.close();
 });
 
 describe('the onceflow binary', () => {
-  it('prints JSON on stdout and exits 0; a command-line error exits 2 with the message on stderr', async () => {
-    const [list, usage] = await Promise.all([
+  it('prints JSON on stdout and exits 0; a command-line error exits 2, no record 3', async () => {
+    const [list, usage, missing] = await Promise.all([
       onceflow(['dead-letters', 'list', '--json', '--db', db]),
       onceflow(['dead-letters', 'redrive', '--db', db]),
+      onceflow(['events', 'show', 'stripe', 'evt_404', '--db', db]),
     ]);
     expect(list.code).toBe(0);
     expect(list.stderr).toBe('');
     expect(JSON.parse(list.stdout)).toMatchObject({ total: 2 });
     expect(usage.code).toBe(2);
     expect(usage.stdout).toBe('');
-    expect(usage.stderr).toContain('give the ids to act on, or --all');
+    expect(usage.stderr).toContain('give <source>/<id>..., filters (--source, …) or --all');
+    expect(missing).toEqual({ code: 3, stdout: '', stderr: 'No record of stripe/evt_404.\n' });
   });
 
   it('--version and every --help print on stdout and exit 0', async () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
     // One process each costs a second or more; usage.test.ts runs every topic in-process.
-    const topics = [[], ['dead-letters'], ['replay'], ['inbox', 'purge']];
+    const topics = [[], ['dead-letters'], ['replay'], ['events', 'show']];
     const [version, ...helps] = await Promise.all([
       onceflow(['--version']),
       ...topics.map((topic) => onceflow([...topic, '--help'])),
@@ -68,7 +74,9 @@ describe('the onceflow binary', () => {
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^Redrove 2 dead letters: \d+, \d+\.\n$/);
+    expect(result.stdout).toBe(
+      `Redrove 2 dead letters to embedded queue "events" in ${db} as cli:${userInfo().username}.\n`,
+    );
     const io = captureOutput();
     expect(await runCli(['dead-letters', 'list', '--db', db], { output: io.output })).toBe(0);
     expect(io.out).toEqual(['No dead letters.']);

@@ -1,7 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createEnvelope, type Delivery, type Envelope } from '@onceflow/core';
+import {
+  createEnvelope,
+  createWorker,
+  defineHandler,
+  type Delivery,
+  type Envelope,
+  NonRetryableError,
+  REDRIVE_HEADER,
+  type RecordStore,
+  type Transport,
+  type Worker,
+} from '@onceflow/core';
 import { createEmbedded, type Embedded } from '@onceflow/embedded';
 import { afterAll } from 'vitest';
 import type { Output } from '../src/output.js';
@@ -35,7 +46,12 @@ export function captureOutput() {
 
 export function event(
   id: string,
-  init: { source?: string; type?: string; receivedAt?: string } = {},
+  init: {
+    source?: string;
+    type?: string;
+    receivedAt?: string;
+    headers?: Record<string, string>;
+  } = {},
 ): Envelope {
   return createEnvelope({
     id,
@@ -43,6 +59,7 @@ export function event(
     type: init.type ?? 'charge.succeeded',
     key: `cus_${id}`,
     payload: { id, amount: 42 },
+    headers: init.headers,
     receivedAt: init.receivedAt,
   });
 }
@@ -62,63 +79,71 @@ export async function waitFor<T>(
   }
 }
 
-export interface Seed {
-  /** Claimed, enqueued and completed by the processed-guard. */
-  processed?: Envelope[];
-  /** Claimed and enqueued, not processed. */
-  enqueued?: Envelope[];
-  /** Claimed only. */
-  pending?: Envelope[];
-  /** Published to the queue and dead-lettered by a consumer. */
-  deadLettered?: Envelope[];
+/** Creates an empty embedded file (schema applied), as a deployed pipeline would have. */
+export async function createDbFile(path = tempDbPath()): Promise<string> {
+  const embedded = createEmbedded({ path });
+  await embedded.start();
+  await embedded.close();
+  return path;
 }
 
-/** Fills an embedded file the way a receiver and a worker would, through the public API only. */
-export async function seed(path: string, content: Seed, queue = 'events'): Promise<void> {
-  const embedded = createEmbedded({ path, pollIntervalMs: 10 });
-  try {
-    await embedded.start();
-    const { inbox, processed } = embedded;
-    for (const env of [
-      ...(content.processed ?? []),
-      ...(content.enqueued ?? []),
-      ...(content.pending ?? []),
-    ]) {
-      const claim = await inbox.claim(env, { leaseMs: 60_000 });
-      if (claim.status !== 'new') throw new Error(`seed: ${env.id} was ${claim.status}`);
-      if (!content.pending?.includes(env))
-        await inbox.markEnqueued(env.source, env.id, claim.token);
-    }
-    for (const env of content.processed ?? []) {
-      const begun = await processed.begin(env.source, env.id, { leaseMs: 60_000 });
-      if (begun.status !== 'acquired') throw new Error(`seed: ${env.id} was ${begun.status}`);
-      await processed.complete(env.source, env.id, begun.token);
-    }
-    const dead = content.deadLettered ?? [];
-    if (dead.length > 0) await deadLetter(embedded, queue, dead);
-  } finally {
-    await embedded.close();
+export const SCHEMA_ERROR = {
+  code: 'SCHEMA',
+  name: 'SchemaError',
+  message: 'amount must be a string',
+} as const;
+
+/** Records each envelope as a dead letter, as a worker that gave up would (the store's own API). */
+export async function deadLetter(
+  records: RecordStore,
+  envelopes: readonly Envelope[],
+  reason = 'schema: amount must be a string',
+): Promise<void> {
+  // One at a time, so the records' updatedAt (page order) follows the array.
+  for (const envelope of envelopes) {
+    await records.deadLetter(envelope, undefined, {
+      reason,
+      error: SCHEMA_ERROR,
+      attempts: 3,
+      actor: 'worker-1',
+    });
+    await new Promise((r) => setTimeout(r, 2));
   }
 }
 
-async function deadLetter(embedded: Embedded, queue: string, envelopes: Envelope[]) {
-  const transport = embedded.transport(queue);
-  await transport.start();
-  const before = await transport.deadLetters.count();
-  await transport.publish(envelopes.map((envelope) => ({ envelope })));
-  const sub = await transport.consume(
-    (d) =>
-      d.deadLetter({
-        reason: 'schema: amount must be a string',
-        error: { code: 'SCHEMA', name: 'SchemaError', message: 'amount must be a string' },
-      }),
-    { concurrency: 4, lockMs: 30_000 },
-  );
-  await waitFor(
-    async () => (await transport.deadLetters.count()) === before + envelopes.length,
-    'dead letters',
-  );
-  await sub.close();
+export interface Seed {
+  /** Claimed, enqueued and completed by a worker's begin and complete. */
+  completed?: Envelope[];
+  /** Claimed and enqueued, not processed. */
+  enqueued?: Envelope[];
+  /** Claimed only. */
+  received?: Envelope[];
+}
+
+/** Fills an embedded file the way a receiver and a worker would, through the public API only. */
+export async function seed(path: string, content: Seed): Promise<void> {
+  const embedded = createEmbedded({ path, pollIntervalMs: 10 });
+  try {
+    await embedded.start();
+    const { inbox, records } = embedded;
+    for (const env of [
+      ...(content.completed ?? []),
+      ...(content.enqueued ?? []),
+      ...(content.received ?? []),
+    ]) {
+      const claim = await inbox.claim(env, { leaseMs: 60_000 });
+      if (claim.status !== 'new') throw new Error(`seed: ${env.id} was ${claim.status}`);
+      if (!content.received?.includes(env))
+        await inbox.markEnqueued(env.source, env.id, claim.token);
+    }
+    for (const env of content.completed ?? []) {
+      const begun = await records.begin(env, { leaseMs: 60_000, attempt: 1, consumer: 'seed' });
+      if (begun.status !== 'acquired') throw new Error(`seed: ${env.id} was ${begun.status}`);
+      await records.complete(env.source, env.id, begun.token);
+    }
+  } finally {
+    await embedded.close();
+  }
 }
 
 /** Opens the file again to look at it as a worker would. Close it after use. */
@@ -128,17 +153,17 @@ export async function open(path: string): Promise<Embedded> {
   return embedded;
 }
 
-/** Consumes the file's `events` queue until `n` deliveries arrived, acking each; returns them. */
-export async function drain(path: string, n: number): Promise<Delivery[]> {
+/** Consumes the file's queue until `n` deliveries arrived, acking each; returns them. */
+export async function drain(path: string, n: number, queue = 'events'): Promise<Delivery[]> {
   const embedded = await open(path);
   const got: Delivery[] = [];
   try {
-    const sub = await embedded.transport('events').consume(
+    const sub = await embedded.transport(queue).consume(
       async (d) => {
         got.push(d);
         await d.ack();
       },
-      { concurrency: 1, lockMs: 30_000 },
+      { concurrency: 1 },
     );
     await waitFor(() => got.length >= n, `${n} deliveries`);
     await sub.close();
@@ -146,4 +171,29 @@ export async function drain(path: string, n: number): Promise<Delivery[]> {
     await embedded.close();
   }
   return got;
+}
+
+/**
+ * A real worker on `transport` and `records` whose handler fails by the event id: `*twice` fails
+ * its first attempt (retried), `*poison` fails for good (`NonRetryableError`, a dead letter)
+ * unless it is a redriven copy; everything else succeeds. Start it, close it after use.
+ */
+export function testWorker(transport: Transport, records: RecordStore): Worker {
+  return createWorker({
+    transport,
+    records,
+    consumer: 'worker-1',
+    retry: { baseDelayMs: 10, maxDelayMs: 50 },
+    handlers: [
+      defineHandler({
+        type: 'charge.succeeded',
+        async handle(_event, ctx) {
+          const { id, headers } = ctx.envelope;
+          if (id.endsWith('twice') && ctx.attempt === 1) throw new Error('ledger timed out');
+          if (id.endsWith('poison') && headers[REDRIVE_HEADER] === undefined)
+            throw new NonRetryableError('amount must be a string');
+        },
+      }),
+    ],
+  });
 }

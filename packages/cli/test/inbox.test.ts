@@ -15,7 +15,7 @@ const daysAgo = (d: number) => new Date(Date.now() - d * DAY).toISOString();
 beforeEach(async () => {
   db = tempDbPath();
   await seed(db, {
-    processed: [
+    completed: [
       event('old_1', { receivedAt: daysAgo(40) }),
       event('new_1', { receivedAt: daysAgo(1) }),
     ],
@@ -23,7 +23,7 @@ beforeEach(async () => {
       event('old_2', { receivedAt: daysAgo(35) }),
       event('new_2', { receivedAt: daysAgo(2) }),
     ],
-    pending: [event('old_3', { receivedAt: daysAgo(50) })],
+    received: [event('old_3', { receivedAt: daysAgo(50) })],
   });
   const embedded = await open(db);
   try {
@@ -67,7 +67,7 @@ describe('inbox purge', () => {
     const { code, out } = await run('inbox', 'purge', '--older-than', '30d');
     expect(code).toBe(0);
     expect(out[0]).toMatch(
-      /^DRY RUN: would purge 2 enqueued or processed events received before \S+\. Nothing was changed\.$/,
+      /^DRY RUN: would purge 2 enqueued, completed or discarded events received before \S+\. Nothing was changed\.$/,
     );
     expect(out.join('\n')).toContain('A purged id is forgotten');
     expect((await run('inbox', 'stats', '--json')).json()).toEqual({
@@ -76,7 +76,7 @@ describe('inbox purge', () => {
     });
   });
 
-  it('with --apply deletes old enqueued and processed rows, never pending ones', async () => {
+  it('with --apply deletes old enqueued and completed records, never received ones', async () => {
     const { code, json } = await run('inbox', 'purge', '--older-than', '30d', '--apply', '--json');
     expect(code).toBe(0);
     expect(json()).toMatchObject({ action: 'purge', dryRun: false, count: 2 });

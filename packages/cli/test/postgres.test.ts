@@ -34,7 +34,7 @@ beforeAll(async () => {
   const processed = [1, 2, 3, 4, 5].map((n) => event(`evt_${n}`, { receivedAt: daysAgo(10 - n) }));
   await claimAll(processed, true);
   for (const env of processed) {
-    const begun = await inbox.begin(env.source, env.id, { leaseMs: 60_000 });
+    const begun = await inbox.begin(env, { leaseMs: 60_000, attempt: 1 });
     if (begun.status !== 'acquired') throw new Error(`seed: ${env.id} was ${begun.status}`);
     await inbox.complete(env.source, env.id, begun.token);
   }
@@ -60,10 +60,28 @@ describe('--store postgres', () => {
     expect(json()).toMatchObject({ dryRun: true, count: 3 });
   });
 
-  it('has no dead letters to offer', async () => {
-    const { code, errText } = await run('dead-letters', 'list');
-    expect(code).toBe(2);
-    expect(errText()).toContain('store "postgres" has no dead letters');
+  it('asks for --to before publishing anything, and refuses a table without the event record', async () => {
+    const since = daysAgo(30);
+    const noTo = await run('replay', '--since', since, '--apply');
+    expect(noTo.code).toBe(2);
+    expect(noTo.errText()).toContain(
+      'replay --apply needs --to (one of: embedded, sqs, rabbitmq, kafka, bullmq)',
+    );
+    const missing = await runCli(['--store', 'postgres', 'events', 'list'], {
+      output: captureOutput().output,
+      env: { ...env, ONCEFLOW_PG_TABLE: 'no_such_inbox' },
+    });
+    expect(missing).toBe(1);
+    await pool.query(`CREATE TABLE "${schema}".old_inbox (source text, id text)`);
+    const io = captureOutput();
+    const old = await runCli(['--store', 'postgres', 'dead-letters', 'list'], {
+      output: io.output,
+      env: { ...env, ONCEFLOW_PG_TABLE: 'old_inbox' },
+    });
+    expect(old).toBe(1);
+    expect(io.errText()).toContain(
+      `the PostgreSQL table "${schema}"."old_inbox" has no event record (migration 002): run migrate()`,
+    );
   });
 
   it('replays from the PostgreSQL inbox through the embedded transport with --to', async () => {
@@ -99,7 +117,7 @@ describe('--store postgres', () => {
       '--apply',
     );
     expect(applied.code).toBe(0);
-    expect(applied.out[0]).toMatch(/^Replayed 5 processed events .* on embedded\.$/);
+    expect(applied.out[0]).toMatch(/^Replayed 5 completed events .* to embedded queue "events"/);
     const check = await open(db);
     try {
       const ids = check.db
@@ -123,14 +141,14 @@ describe('--store postgres', () => {
       after = page.next;
     } while (after);
     expect(seen).toEqual([
-      'evt_1:processed',
-      'evt_2:processed',
-      'evt_3:processed',
-      'evt_4:processed',
-      'evt_5:processed',
+      'evt_1:completed',
+      'evt_2:completed',
+      'evt_3:completed',
+      'evt_4:completed',
+      'evt_5:completed',
       'evt_waiting:enqueued',
-      'evt_claimed:pending',
+      'evt_claimed:received',
     ]);
-    expect(await browser.count({ states: ['processed'], until: new Date(daysAgo(5.5)) })).toBe(4);
+    expect(await browser.count({ states: ['completed'], until: new Date(daysAgo(5.5)) })).toBe(4);
   });
 });

@@ -37,7 +37,7 @@ async function consumeAll(n: number): Promise<Envelope[]> {
 beforeEach(async () => {
   db = tempDbPath();
   await seed(db, {
-    processed: [
+    completed: [
       event('evt_early', { receivedAt: '2025-03-01T11:59:59.999Z' }),
       event('evt_1', { receivedAt: at(1) }),
       event('evt_2', { receivedAt: at(2), type: 'charge.refunded' }),
@@ -45,19 +45,21 @@ beforeEach(async () => {
       event('evt_late', { receivedAt: '2025-03-01T13:00:00.000Z' }),
     ],
     enqueued: [event('evt_waiting', { receivedAt: at(4) })],
-    pending: [event('evt_claimed', { receivedAt: at(5) })],
+    received: [event('evt_claimed', { receivedAt: at(5) })],
   });
 });
 
 describe('replay', () => {
-  it('dry run lists the processed events in the window and publishes nothing', async () => {
+  it('dry run lists the completed events in the window and publishes nothing', async () => {
     const { code, out, text } = await run('replay', ...window, '--replay-id', 'r1');
     expect(code).toBe(0);
     expect(out[0]).toBe(
-      'DRY RUN: would replay 3 processed events received from 2025-03-01T12:00:00.000Z to 2025-03-01T13:00:00.000Z as replay r1. Nothing was published.',
+      'DRY RUN: would replay 3 completed events received from 2025-03-01T12:00:00.000Z to 2025-03-01T13:00:00.000Z as replay r1. Nothing was published.',
     );
     expect([...text().matchAll(/evt_\w+/g)].map((m) => m[0])).toEqual(['evt_1', 'evt_2', 'evt_3']);
-    expect(text()).toContain('2 events in the window not processed yet, skipped.');
+    expect(text()).toContain(
+      '2 events in the window not completed (on their way, dead-lettered or discarded), skipped.',
+    );
     expect(text()).toContain(
       'Run again with --apply --until 2025-03-01T13:00:00.000Z --replay-id r1 to publish exactly these.',
     );
@@ -80,16 +82,18 @@ describe('replay', () => {
       events: [{ id: 'evt_3', source: 'github', replayedAs: 'evt_3#replay-r1' }],
     });
     const limited = await run('replay', ...window, '--limit', '2', '--replay-id', 'r1');
-    expect(limited.out[0]).toMatch(/^DRY RUN: would replay 2 processed events /);
+    expect(limited.out[0]).toMatch(/^DRY RUN: would replay 2 completed events /);
     expect(limited.text()).toContain('1 more match beyond --limit.');
     const byType = await run('replay', ...window, '--type', 'charge.refunded', '--json');
     expect((byType.json().events as { id: string }[]).map((e) => e.id)).toEqual(['evt_2']);
   });
 
-  it('--apply publishes copies that pass the processed-guard on purpose', async () => {
+  it('--apply publishes copies that pass the record guard on purpose', async () => {
     const { code, out } = await run('replay', ...window, '--replay-id', 'fix-42', '--apply');
     expect(code).toBe(0);
-    expect(out[0]).toMatch(/^Replayed 3 processed events .* as replay fix-42 on embedded\.$/);
+    expect(out[0]).toMatch(
+      /^Replayed 3 completed events .* as replay fix-42 to embedded queue "events" in \S+\.$/,
+    );
     const copies = await consumeAll(3);
     expect(copies.map((e) => e.id)).toEqual([
       'evt_1#replay-fix-42',
@@ -102,10 +106,9 @@ describe('replay', () => {
 
     const embedded = await open(db);
     try {
-      const original = await embedded.processed.begin('stripe', 'evt_1', { leaseMs: 1000 });
-      const copy = await embedded.processed.begin('stripe', 'evt_1#replay-fix-42', {
-        leaseMs: 1000,
-      });
+      const begin = { leaseMs: 1000, attempt: 1 };
+      const original = await embedded.records.begin(event('evt_1', { receivedAt: at(1) }), begin);
+      const copy = await embedded.records.begin(copies[0]!, begin);
       expect(original.status).toBe('processed');
       expect(copy.status).toBe('acquired');
     } finally {
@@ -129,8 +132,13 @@ describe('replay', () => {
     try {
       const io = captureOutput();
       const transport = embedded.transport('events');
+      const openTransport = async () => ({
+        transport,
+        destination: 'events',
+        close: async () => {},
+      });
       const code = await replayEvents(
-        { browser: createSqliteInboxBrowser(embedded.db), transport },
+        { browser: createSqliteInboxBrowser(embedded.db), openTransport },
         { since: new Date(0), replayId: 'all', apply: true, batchSize: 2, json: true },
         io.output,
       );
@@ -158,8 +166,13 @@ describe('replay', () => {
         },
       };
       const io = captureOutput();
+      const openTransport = async () => ({
+        transport: failing,
+        destination: 'events',
+        close: async () => {},
+      });
       const code = await replayEvents(
-        { browser: createSqliteInboxBrowser(embedded.db), transport: failing },
+        { browser: createSqliteInboxBrowser(embedded.db), openTransport },
         { since: new Date(0), replayId: 'r9', apply: true, batchSize: 2 },
         io.output,
       );

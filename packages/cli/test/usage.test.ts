@@ -6,15 +6,16 @@ import { COMMAND_FLAGS, type CommandName, DEFAULT_DB, parseCommandLine } from '.
 import { commandHelp } from '../src/command-help.js';
 import { parseDuration, parseInstant } from '../src/duration.js';
 import { runCli } from '../src/run.js';
-import type { TargetRegistry } from '../src/target.js';
-import { defaultTargets } from '../src/targets.js';
+import { createMemoryStore } from '@onceflow/core/testing';
+import type { StoreRegistry } from '../src/target.js';
+import { defaultStores, defaultTransports } from '../src/targets.js';
 import { USAGE } from '../src/usage.js';
 import { CommandLineError } from '../src/command-line-error.js';
-import { captureOutput, tempDbPath } from './helpers.js';
+import { captureOutput, deadLetter, event, tempDbPath } from './helpers.js';
 
-const run = async (argv: string[], env: Record<string, string> = {}, targets?: TargetRegistry) => {
+const run = async (argv: string[], env: Record<string, string> = {}, stores?: StoreRegistry) => {
   const io = captureOutput();
-  const code = await runCli(argv, { output: io.output, env, targets });
+  const code = await runCli(argv, { output: io.output, env, stores });
   return { code, ...io };
 };
 
@@ -23,12 +24,29 @@ describe('command-line errors exit with 2 and touch nothing', () => {
     [['frobnicate'], /unknown command "frobnicate"/],
     [['dead-letters'], /"dead-letters" needs a subcommand/],
     [['dead-letters', 'resend'], /unknown command "dead-letters resend"/],
-    [['dead-letters', 'redrive'], /give the ids to act on, or --all/],
-    [['dead-letters', 'purge', '7', '--all'], /give ids or --all, not both/],
+    [['events'], /"events" needs a subcommand/],
+    [['dead-letters', 'redrive'], /give <source>\/<id>\.\.\., filters \(--source, …\) or --all/],
+    [['dead-letters', 'purge', 'stripe/7', '--all'], /give ids, filters or --all, one of them/],
+    [['dead-letters', 'purge', '--source', 's', '--all'], /give ids, filters or --all, one/],
+    [['dead-letters', 'purge', 'evt_1'], /"evt_1" is not <source>\/<id>/],
     [['dead-letters', 'redrive', '--all', '--aply'], /Unknown option '--aply'/],
-    [['dead-letters', 'redrive', '--all', '--limit', '3'], /redrive does not take --limit/],
-    [['dead-letters', 'show'], /give the id of a dead letter/],
+    [['dead-letters', 'redrive', '--all', '--cursor', 'x'], /redrive does not take --cursor/],
+    [['dead-letters', 'purge', '--all', '--to', 'sqs'], /purge does not take --to/],
+    [['dead-letters', 'redrive', '--all', '--rate', 'fast'], /--rate: "fast" is not a rate/],
+    [['dead-letters', 'redrive', '--all', '--actor', ''], /--actor: 1 to 200 characters/],
+    [['dead-letters', 'show'], /give the source and id/],
+    [['events', 'show', 'stripe'], /give the source and id/],
+    [['events', 'show', 'stripe', 'evt_1', 'more'], /unexpected argument "more"/],
+    [['events', 'list', '--state', 'done'], /--state: "done" is not a state \(received, /],
+    [['events', 'list', '--cursor', 'nope'], /--cursor: "nope" is not a cursor a listing printed/],
+    [
+      ['events', 'list', '--older-than', '1h', '--newer-than', '30m'],
+      /--newer-than must be longer/,
+    ],
+    [['events', 'list', '--queue', 'q'], /events list does not take --queue/],
+    [['dead-letters', 'list', '--state', 'completed'], /list does not take --state/],
     [['dead-letters', 'list', '--limit', '0'], /--limit: expected a positive integer/],
+    [['dead-letters', 'list', '--limit', '1001'], /--limit: at most 1000 per page/],
     [['dead-letters', 'list', 'extra'], /unexpected argument "extra"/],
     [['replay'], /--since is required/],
     [['replay', '--since', 'yesterday'], /--since: "yesterday" is not an ISO-8601 date/],
@@ -57,20 +75,37 @@ describe('command-line errors exit with 2 and touch nothing', () => {
   it('names the known stores for an unknown --store', async () => {
     const { code, errText } = await run(['inbox', 'stats', '--store', 'nats']);
     expect(code).toBe(2);
-    expect(errText()).toContain(
-      'unknown store "nats" (known: embedded, rabbitmq, bullmq, kafka, sqs, postgres)',
-    );
+    expect(errText()).toContain('unknown store "nats" (known: embedded, postgres, redis)');
   });
 
-  it('refuses a command the store cannot serve', async () => {
-    const targets: TargetRegistry = { inboxOnly: async () => ({ close: async () => {} }) };
-    const { code, errText } = await run(
-      ['dead-letters', 'list', '--store', 'inboxOnly'],
+  it('refuses a command the store cannot serve, and an unknown --to before changing anything', async () => {
+    const records = createMemoryStore();
+    await deadLetter(records, [event('evt_1')]);
+    const stores: StoreRegistry = { recordsOnly: async () => ({ records, close: async () => {} }) };
+    const stats = await run(['inbox', 'stats', '--store', 'recordsOnly'], {}, stores);
+    expect([stats.code, stats.errText()]).toEqual([
+      2,
+      'onceflow: store "recordsOnly" has no inbox',
+    ]);
+    const replay = await run(
+      ['replay', '--since', '2025-01-01', '--store', 'recordsOnly'],
       {},
-      targets,
+      stores,
     );
-    expect(code).toBe(2);
-    expect(errText()).toContain('store "inboxOnly" has no dead letters');
+    expect(replay.code).toBe(2);
+    expect(replay.errText()).toContain('has no inbox that can list stored events');
+    const argv = ['dead-letters', 'redrive', 'stripe/evt_1', '--store', 'recordsOnly', '--apply'];
+    const noTo = await run(argv, {}, stores);
+    expect(noTo.code).toBe(2);
+    expect(noTo.errText()).toContain('dead-letters redrive --apply needs --to (one of: embedded,');
+    const nats = await run([...argv, '--to', 'nats'], {}, stores);
+    expect(nats.errText()).toContain(
+      'unknown transport "nats" (known: embedded, sqs, rabbitmq, kafka, bullmq)',
+    );
+    expect((await records.get('stripe', 'evt_1'))?.state).toBe('dead-lettered');
+    const dry = await run(argv.slice(0, -1), {}, stores);
+    expect(dry.code).toBe(0);
+    expect(dry.out[1]).toContain('(give --to with --apply: the transport to publish through)');
   });
 
   it('asks for a PostgreSQL URL', async () => {
@@ -88,14 +123,18 @@ describe('help, version and failures', () => {
       expect(err).toEqual([]);
       expect(text()).toBe(USAGE);
     }
-    expect(USAGE).toContain('onceflow dead-letters redrive (<id>... | --all) [--apply]');
+    expect(USAGE).toContain('onceflow dead-letters redrive (<source>/<id>... | <filters> | --all)');
+    expect(USAGE).toContain('onceflow events show <source> <id> [--json]');
   });
 
   it('<command> --help and help <command> print that command only', async () => {
     const list = await run(['dead-letters', 'list', '--help']);
     expect(list.code).toBe(0);
     expect(list.text()).toContain(
-      'onceflow dead-letters list [--limit N] [--json] [target options]',
+      'onceflow dead-letters list [--source S] [--type T] [--reason TEXT] [--older-than D]',
+    );
+    expect(list.text()).toContain(
+      '[--newer-than D] [--limit N] [--cursor C] [--json] [target options]',
     );
     expect(list.text()).not.toContain('redrive');
     expect((await run(['help', 'dead-letters', 'list'])).text()).toBe(list.text());
@@ -104,6 +143,9 @@ describe('help, version and failures', () => {
     expect(group.text()).toContain('onceflow inbox stats [--json]');
     expect(group.text()).toContain('onceflow inbox purge --older-than <duration>');
     expect(group.text()).not.toContain('dead-letters');
+    const events = await run(['events', '--help']);
+    expect(events.text()).toContain('onceflow events show <source> <id> [--json]');
+    expect(events.text()).toContain('Commands:');
   });
 
   it('help for an unknown command is a command-line error', async () => {
@@ -124,9 +166,13 @@ describe('help, version and failures', () => {
     }
   });
 
-  it('the usage names every store the CLI opens and every variable it reads', () => {
-    for (const store of Object.keys(defaultTargets))
-      expect(USAGE).toMatch(new RegExp(`^  ${store} `, 'm'));
+  it('the usage names every store and transport the CLI opens and every variable it reads', () => {
+    const stores = USAGE.slice(USAGE.indexOf('Stores (--store)'), USAGE.indexOf('Transports'));
+    const transports = USAGE.slice(USAGE.indexOf('Transports (--to)'));
+    for (const store of Object.keys(defaultStores))
+      expect(stores).toMatch(new RegExp(`^  ${store} `, 'm'));
+    for (const transport of Object.keys(defaultTransports))
+      expect(transports).toMatch(new RegExp(`^  ${transport} `, 'm'));
     const src = fileURLToPath(new URL('../src/', import.meta.url));
     const read = new Set<string>();
     for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
@@ -135,7 +181,13 @@ describe('help, version and failures', () => {
       for (const [name] of text.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) read.add(name.slice(4));
     }
     expect([...read].sort()).toEqual(
-      expect.arrayContaining(['AWS_ACCESS_KEY_ID', 'ONCEFLOW_PG_URL', 'ONCEFLOW_SQS_FIFO']),
+      expect.arrayContaining([
+        'AWS_ACCESS_KEY_ID',
+        'ONCEFLOW_PG_URL',
+        'ONCEFLOW_SQS_FIFO',
+        'ONCEFLOW_REDIS_PREFIX',
+        'ONCEFLOW_TO',
+      ]),
     );
     for (const name of read) expect(USAGE, name).toContain(name);
   });
@@ -174,32 +226,69 @@ describe('parseCommandLine', () => {
       pgUrl: 'postgres://env',
     });
     const b = parseCommandLine(
-      ['--queue', 'q-flag', 'dead-letters', 'list', '--db', '/flag.db'],
+      ['--queue', 'q-flag', 'dead-letters', 'redrive', '--all', '--db', '/flag.db'],
       env,
     );
     expect(b.target).toMatchObject({ db: '/flag.db', queue: 'q-flag' });
     expect(parseCommandLine(['inbox', 'stats'], {}).target.db).toBe(DEFAULT_DB);
   });
 
-  it('publishes replays through --to, defaulting to --store', () => {
+  it('publishes through --to (or ONCEFLOW_TO), embedded by default only for the embedded store', () => {
     const argv = ['replay', '--since', '2025-03-01', '--store', 'postgres'];
-    expect(parseCommandLine(argv, {}).target.to).toBe('postgres');
+    expect(parseCommandLine(argv, {}).target.to).toBeUndefined();
+    expect(parseCommandLine(argv, { ONCEFLOW_TO: 'sqs' }).target.to).toBe('sqs');
     expect(parseCommandLine([...argv, '--to', 'embedded'], {}).target.to).toBe('embedded');
+    expect(parseCommandLine(['replay', '--since', '2025-03-01'], {}).target.to).toBe('embedded');
   });
 
-  it('parses selections and dry-run flags', () => {
-    expect(parseCommandLine(['dead-letters', 'purge', '3', '4'], {}).command).toEqual({
+  it('parses selections, filters, ages, rate, actor and dry-run flags', () => {
+    const now = new Date('2025-03-01T12:00:00Z');
+    expect(
+      parseCommandLine(['dead-letters', 'purge', 'stripe/3', 'github/a/b', 'stripe/3'], {}, now)
+        .command,
+    ).toEqual({
       name: 'dead-letters purge',
-      select: { ids: ['3', '4'] },
+      select: {
+        ids: [
+          { source: 'stripe', id: '3' },
+          { source: 'github', id: 'a/b' },
+        ],
+        limit: undefined,
+      },
+      actor: expect.stringMatching(/^cli:.+/),
+      rate: undefined,
       apply: false,
       json: false,
     });
+    const argv = ['dead-letters', 'redrive', '--source', 'stripe', '--reason', 'schema'];
     expect(
-      parseCommandLine(['dead-letters', 'redrive', '--all', '--apply'], {}).command,
+      parseCommandLine(
+        [...argv, '--older-than', '1h', '--rate', '2.5/s', '--actor', 'cli:ops', '--apply'],
+        {},
+        now,
+      ).command,
     ).toMatchObject({
-      select: { all: true },
+      select: {
+        filter: {
+          source: 'stripe',
+          reason: 'schema',
+          updatedBefore: new Date('2025-03-01T11:00:00Z'),
+        },
+      },
+      rate: 2.5,
+      actor: 'cli:ops',
       apply: true,
     });
+    expect(parseCommandLine(['dead-letters', 'redrive', '--all'], {}).command).toMatchObject({
+      select: { filter: {} },
+    });
+    expect(parseCommandLine(['events', 'show', 'stripe/evt_1'], {}).command).toMatchObject({
+      source: 'stripe',
+      id: 'evt_1',
+    });
+    expect(
+      parseCommandLine(['events', 'list', '--state', 'retry-scheduled'], {}).command,
+    ).toMatchObject({ filter: { state: 'retry-scheduled' }, limit: 50 });
   });
 });
 
