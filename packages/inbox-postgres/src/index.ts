@@ -1,4 +1,4 @@
-// The store: Inbox + ProcessedStore over one table
+// The store: Inbox + RecordStore (the event record) over one table
 export { type PostgresInbox, createPostgresInbox } from './store.js';
 export type { InboxLocation, PostgresInboxConfig } from './config.js';
 
