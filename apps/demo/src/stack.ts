@@ -11,12 +11,6 @@ export interface Ledger {
   rowsByEvent(): Promise<Map<string, number>>;
 }
 
-/**
- * Every stack's transport lock (and so the worker's processing lease): short, so a SIGKILLed
- * worker's messages come back quickly.
- */
-export const DEMO_LOCK_MS = 1500;
-
 /** Everything one broker choice gives the demo. */
 export interface Stack {
   readonly broker: string;

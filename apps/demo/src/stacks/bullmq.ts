@@ -1,7 +1,8 @@
 import { createBullmqTransport, deleteBullmqQueue } from '@onceflow/adapter-bullmq';
 import { createRedisInbox } from '@onceflow/inbox-redis';
 import { Redis } from 'ioredis';
-import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS } from '../lock.js';
+import type { Stack, StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /** The shared Redis (it keeps nothing on disk: fine for a demo, not for production). */

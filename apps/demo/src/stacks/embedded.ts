@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import type { HandlerContext } from '@onceflow/core';
 import { createEmbedded, markProcessedInTransaction } from '@onceflow/embedded';
-import { DEMO_LOCK_MS, type Ledger, type Stack, type StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS } from '../lock.js';
+import type { Ledger, Stack, StackOptions } from '../stack.js';
 
 /**
  * The embedded default: inbox, queue and the demo's ledger in one SQLite file. The ledger row and

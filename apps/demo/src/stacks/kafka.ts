@@ -1,6 +1,7 @@
 import { createKafkaTransport, removeKafkaTopology } from '@onceflow/adapter-kafka';
 import { createLogger } from '@onceflow/core';
-import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS } from '../lock.js';
+import type { Stack, StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**

@@ -1,5 +1,6 @@
 import { createRabbitMqTransport, deleteRabbitMqQueues } from '@onceflow/adapter-rabbitmq';
-import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS } from '../lock.js';
+import type { Stack, StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**

@@ -1,6 +1,7 @@
 import { createSqsTransport, deleteSqsQueues } from '@onceflow/adapter-sqs';
 import { SQSClient, type SQSClientConfig } from '@aws-sdk/client-sqs';
-import { DEMO_LOCK_MS, type Stack, type StackOptions } from '../stack.js';
+import { DEMO_LOCK_MS } from '../lock.js';
+import type { Stack, StackOptions } from '../stack.js';
 import { openPostgresStores, stackOnPostgres } from './postgres-stores.js';
 
 /**
