@@ -1,6 +1,5 @@
 import type { Inbox, RecordStore } from '@onceflow/core';
 import { afterAll, describe, it } from 'vitest';
-import { scenarioContext } from './claim-scenario.js';
 import { claimScenarios } from './scenarios/claims.js';
 import { createRecorder, defaultRecordDir } from '../matrix.js';
 import { type ConformanceStore, storeScenarioContext } from './scenario.js';
@@ -37,7 +36,7 @@ function scenarios(): Scenario[] {
   const claims = claimScenarios.map(
     (s): Scenario => ({
       name: s.name,
-      run: (store, times) => s.run(scenarioContext(store, times)),
+      run: (store, times) => s.run(storeScenarioContext(store, times)),
     }),
   );
   const records = [

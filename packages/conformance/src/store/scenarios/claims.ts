@@ -2,7 +2,7 @@ import type { ClaimResult } from '@onceflow/core';
 import { expect } from 'vitest';
 import { NON_UTF8_BYTES, sameBytes } from '../../envelopes.js';
 import { sleep, waitUntil } from '../../wait.js';
-import type { InboxScenario } from '../claim-scenario.js';
+import type { StoreScenario } from '../scenario.js';
 
 const tokenOf = (r: ClaimResult): string => {
   if (r.status !== 'new' && r.status !== 'stale-pending')
@@ -11,7 +11,7 @@ const tokenOf = (r: ClaimResult): string => {
 };
 
 /** Inbox.claim and what follows it: enqueue, release, stale claims. */
-export const claimScenarios: InboxScenario[] = [
+export const claimScenarios: StoreScenario[] = [
   {
     name: 'exactly one of 50 concurrent claims of one event is new; the others are in-flight',
     async run({ store, envelope, longLeaseMs }) {
