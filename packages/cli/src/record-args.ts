@@ -1,18 +1,14 @@
 import { userInfo } from 'node:os';
-import type { DeadLetterSelection, EventState, RecordFilter } from '@onceflow/core';
+import {
+  type DeadLetterSelection,
+  EVENT_STATES,
+  type EventState,
+  isEventState,
+  type RecordFilter,
+} from '@onceflow/core';
 import { decodeCursor } from '@onceflow/core/kit';
 import { CommandLineError } from './command-line-error.js';
 import { parseDuration } from './duration.js';
-
-const STATES: readonly EventState[] = [
-  'received',
-  'enqueued',
-  'processing',
-  'retry-scheduled',
-  'completed',
-  'dead-lettered',
-  'discarded',
-];
 
 /** The filter flags, as `parseArgs` returns them. */
 export interface FilterFlags {
@@ -26,10 +22,9 @@ export interface FilterFlags {
 
 /** `--state`: one of the record's states. */
 export function parseState(text: string): EventState {
-  const state = STATES.find((s) => s === text);
-  if (!state)
-    throw new CommandLineError(`--state: "${text}" is not a state (${STATES.join(', ')})`);
-  return state;
+  if (!isEventState(text))
+    throw new CommandLineError(`--state: "${text}" is not a state (${EVENT_STATES.join(', ')})`);
+  return text;
 }
 
 /**

@@ -61,7 +61,7 @@ export type {
   RecordQuery,
   RecordStore,
 } from './contracts/records.js';
-export { HISTORY_LIMIT } from './contracts/records.js';
+export { EVENT_STATES, HISTORY_LIMIT, isEventState } from './contracts/records.js';
 export type {
   HandshakeResponse,
   IncomingWebhook,

@@ -1,14 +1,14 @@
-import { type RecordFilter, type RecordPage, type RecordStore, UsageError } from '@onceflow/core';
+import {
+  type RecordFilter,
+  type RecordPage,
+  type RecordStore,
+  UsageError,
+  isEventState,
+} from '@onceflow/core';
 import { decodeCursor, encodeCursor, pageSize } from '@onceflow/core/kit';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
-import {
-  EVENT_STATES,
-  RECORD_COLUMNS,
-  type RecordRow,
-  toEnvelope,
-  toRecord,
-} from './record-row.js';
+import { RECORD_COLUMNS, type RecordRow, toEnvelope, toRecord } from './record-row.js';
 
 const instant = (name: string, date: Date): number => {
   const ms = date instanceof Date ? date.getTime() : Number.NaN;
@@ -29,7 +29,7 @@ function where(filter: RecordFilter): { sql: string; params: unknown[] } {
     params.push(value);
   };
   if (filter.state !== undefined) {
-    if (EVENT_STATES.has(filter.state)) parts.push(`state = '${filter.state}'`);
+    if (isEventState(filter.state)) parts.push(`state = '${filter.state}'`);
     else add('state = ?', filter.state); // matches nothing, as on every store
   }
   if (filter.source !== undefined) add('source = ?', filter.source);

@@ -1,17 +1,6 @@
 import type { Envelope, ErrorInfo, EventRecord, EventState, HistoryEntry } from '@onceflow/core';
 import { decodeEnvelope } from '@onceflow/core/kit';
 
-/** Every record state, as the table's CHECK lists them. */
-export const EVENT_STATES: ReadonlySet<string> = new Set<EventState>([
-  'received',
-  'enqueued',
-  'processing',
-  'retry-scheduled',
-  'completed',
-  'dead-lettered',
-  'discarded',
-]);
-
 /** The columns `toRecord` reads (not the envelope, which only `get` returns). */
 export const RECORD_COLUMNS = `source, id, state, type, ordering_key, attempts, next_attempt_at,
   last_error, reason, consumer, trace_id, received_at, updated_at, history`;

@@ -1,16 +1,12 @@
-import { type EventState, type RecordFilter, type RecordQuery, UsageError } from '@onceflow/core';
+import {
+  EVENT_STATES,
+  type RecordFilter,
+  type RecordQuery,
+  UsageError,
+  isEventState,
+} from '@onceflow/core';
 import { decodeCursor, pageSize } from '@onceflow/core/kit';
 import { RECORD_COLUMNS, stateLiteral } from './record-sql.js';
-
-const STATES: readonly EventState[] = [
-  'received',
-  'enqueued',
-  'processing',
-  'retry-scheduled',
-  'completed',
-  'dead-lettered',
-  'discarded',
-];
 
 /**
  * The column a filter reads `updated_at` from. Dead letters: `dead_lettered_at`, which equals
@@ -46,8 +42,8 @@ function where(filter: RecordFilter, values: unknown[]): string[] {
   const at = timeColumn(filter);
   const clauses: string[] = [];
   if (filter.state !== undefined) {
-    if (!STATES.includes(filter.state)) {
-      throw new UsageError(`state must be one of ${STATES.join(', ')}, got ${filter.state}`);
+    if (!isEventState(filter.state)) {
+      throw new UsageError(`state must be one of ${EVENT_STATES.join(', ')}, got ${filter.state}`);
     }
     clauses.push(
       filter.state === 'dead-lettered'

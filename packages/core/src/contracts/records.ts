@@ -28,6 +28,27 @@ export type EventState =
   | 'dead-lettered'
   | 'discarded';
 
+/** Every state, in the order of an event's life. */
+export const EVENT_STATES: readonly EventState[] = [
+  'received',
+  'enqueued',
+  'processing',
+  'retry-scheduled',
+  'completed',
+  'dead-lettered',
+  'discarded',
+];
+
+/**
+ * Whether `value` is one of the record's states (a filter from a command line or a query string).
+ *
+ * @example
+ * if (!isEventState(flag)) throw new Error(`not a state: ${flag}`);
+ */
+export function isEventState(value: unknown): value is EventState {
+  return EVENT_STATES.includes(value as EventState);
+}
+
 /** One state change in a record's history. */
 export interface HistoryEntry {
   /** ISO-8601. */
