@@ -8,7 +8,7 @@ import { createHandlerSpy } from '../../spy.js';
 import { sleep, waitUntil } from '../../wait.js';
 import type { ScenarioContext, ScenarioGroup, TransportScenario } from '../scenario.js';
 
-/** A spy whose acks go through a processed-guard, counting how often each effect ran. */
+/** A spy whose acks go through the event record's guard (handleOnce), counting how often each effect ran. */
 function guardedSpy(ctx: ScenarioContext) {
   const effects = new Map<string, number>();
   const guard = handleOnce(
@@ -47,7 +47,7 @@ const declared: TransportScenario = {
 };
 
 const fallback: TransportScenario = {
-  name: 'without broker dedupe, a re-publish may arrive twice and the processed-guard keeps its effect once',
+  name: 'without broker dedupe, a re-publish may arrive twice and the event record's guard keeps its effect once',
   proves: ['brokerDedupe'],
   async run(ctx) {
     await using fx = await ctx.fixture();
@@ -75,7 +75,7 @@ const fallback: TransportScenario = {
 };
 
 const guardAlways: TransportScenario = {
-  name: 'the processed-guard keeps the effect once when one event is delivered twice',
+  name: 'the event record's guard keeps the effect once when one event is delivered twice',
   proves: [],
   async run(ctx) {
     await using fx = await ctx.fixture();
