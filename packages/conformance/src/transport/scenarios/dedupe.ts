@@ -47,7 +47,7 @@ const declared: TransportScenario = {
 };
 
 const fallback: TransportScenario = {
-  name: 'without broker dedupe, a re-publish may arrive twice and the event record's guard keeps its effect once',
+  name: 'without broker dedupe, a re-publish may arrive twice and the event record’s guard keeps its effect once',
   proves: ['brokerDedupe'],
   async run(ctx) {
     await using fx = await ctx.fixture();
@@ -75,7 +75,7 @@ const fallback: TransportScenario = {
 };
 
 const guardAlways: TransportScenario = {
-  name: 'the event record's guard keeps the effect once when one event is delivered twice',
+  name: 'the event record’s guard keeps the effect once when one event is delivered twice',
   proves: [],
   async run(ctx) {
     await using fx = await ctx.fixture();
