@@ -1,33 +1,17 @@
 import { NON_UTF8_BYTES, sameBytes, testEnvelope, waitUntil } from '@onceflow/conformance';
 import { ONCEFLOW_HEADERS, UNDECODABLE } from '@onceflow/core/kit';
 import { type Delivery, type Envelope, isOnceflowError, toOnceflowError } from '@onceflow/core';
-import amqp, { type Message } from 'amqplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRabbitMqTransport, defaultAmqpUrl, deleteRabbitMqQueues } from '../src/index.js';
+import type { Message } from 'amqplib';
+import { describe, expect, it } from 'vitest';
+import { createRabbitMqTransport, deleteRabbitMqQueues } from '../src/index.js';
+import { useTestConnection } from './crashing-consumer.js';
 import { fromDeadLetterMessage, fromWorkMessage, toWorkMessage } from '../src/marshal.js';
 
-// A connection of the test's own, to play a consumer that crashes and to look at queues.
-let conn: amqp.ChannelModel;
-beforeAll(async () => {
-  conn = await amqp.connect(defaultAmqpUrl());
-});
-afterAll(() => conn?.close());
-
-/** A consumer that takes one message of `queue` and dies (its channel closes) without settling it. */
-async function crashOnce(queue: string): Promise<void> {
-  const ch = await conn.createChannel();
-  await ch.prefetch(1);
-  await new Promise<void>((resolve) => {
-    void ch.consume(queue, (msg) => {
-      if (msg) resolve();
-    });
-  });
-  await ch.close();
-}
+const { conn, crashOnce } = useTestConnection();
 
 /** Messages ready on `queue`. */
 async function depth(queue: string): Promise<number> {
-  const ch = await conn.createChannel();
+  const ch = await conn().createChannel();
   try {
     return (await ch.checkQueue(queue)).messageCount;
   } finally {
@@ -197,7 +181,7 @@ describe('rabbitmq undecodable messages', () => {
     const queue = `onceflow-undecodable-${Date.now()}`;
     const transport = createRabbitMqTransport({ queue });
     await transport.start();
-    const ch = await conn.createChannel();
+    const ch = await conn().createChannel();
     ch.sendToQueue(queue, Buffer.from(NON_UTF8_BYTES), { persistent: true });
     await ch.close();
     const got: Delivery[] = [];
@@ -222,7 +206,7 @@ describe('rabbitmq publish failures', () => {
     const queue = `onceflow-unroutable-${Date.now()}`;
     const transport = createRabbitMqTransport({ queue });
     await transport.start();
-    const ch = await conn.createChannel();
+    const ch = await conn().createChannel();
     await ch.deleteQueue(queue);
     await ch.close();
     const error = await transport.publish([{ envelope: testEnvelope() }]).catch((e: unknown) => e);

@@ -1,32 +1,16 @@
 import { testEnvelope, waitUntil } from '@onceflow/conformance';
 import { createMemoryStore } from '@onceflow/core/testing';
 import { createWorker, defineHandler } from '@onceflow/core';
-import amqp from 'amqplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRabbitMqTransport, defaultAmqpUrl, deleteRabbitMqQueues } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
+import { createRabbitMqTransport, deleteRabbitMqQueues } from '../src/index.js';
+import { useTestConnection } from './crashing-consumer.js';
 
 // The worker on the real broker: every dead letter ends in the event record, and nothing is left
 // on the broker once it is recorded.
-let conn: amqp.ChannelModel;
-beforeAll(async () => {
-  conn = await amqp.connect(defaultAmqpUrl());
-});
-afterAll(() => conn?.close());
-
-/** A consumer that takes one message of `queue` and dies without settling it. */
-async function crashOnce(queue: string): Promise<void> {
-  const ch = await conn.createChannel();
-  await ch.prefetch(1);
-  await new Promise<void>((resolve) => {
-    void ch.consume(queue, (msg) => {
-      if (msg) resolve();
-    });
-  });
-  await ch.close();
-}
+const { conn, crashOnce } = useTestConnection();
 
 async function depths(queue: string): Promise<[number, number]> {
-  const ch = await conn.createChannel();
+  const ch = await conn().createChannel();
   try {
     const work = await ch.checkQueue(queue);
     const dlq = await ch.checkQueue(`${queue}.dlq`);
