@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import type { Measured } from './measure.js';
 
 /** One line of a comparison: our path beside the raw client doing the same work. */
@@ -9,17 +10,26 @@ export interface Comparison {
   readonly aim: number;
 }
 
-/** Prints a comparison table with ratios. Benchmarks never fail on a time: this only prints. */
+/**
+ * Prints a comparison table with ratios. Benchmarks never fail on a time: this only prints.
+ * When `ONCEFLOW_BENCH_ROWS` names a file, each row is also appended to it as one JSON line
+ * (`pnpm bench` at the root collects them into docs/benchmarks.md).
+ */
 export function printComparisons(title: string, rows: readonly Comparison[]): void {
   const rate = (m: Measured) => `${Math.round(m.perSecond).toLocaleString('en')}/s`;
   console.log(`\n${title}`);
   console.log(
     `${'path'.padEnd(34)} ${'onceflow'.padStart(12)} ${'raw client'.padStart(12)} ${'ratio'.padStart(7)}  aim`,
   );
+  const out = process.env.ONCEFLOW_BENCH_ROWS;
   for (const { name, ours, raw, aim } of rows) {
     const ratio = ours.perSecond / raw.perSecond;
     console.log(
       `${name.padEnd(34)} ${rate(ours).padStart(12)} ${rate(raw).padStart(12)} ${`${ratio.toFixed(2)}x`.padStart(7)}  >= ${aim.toFixed(2)}x ${ratio >= aim ? 'met' : 'NOT met'}`,
     );
+    if (out) {
+      const row = { title, name, ours: ours.perSecond, raw: raw.perSecond, ratio, aim };
+      appendFileSync(out, `${JSON.stringify(row)}\n`);
+    }
   }
 }
