@@ -25,6 +25,8 @@ export const KEPT_HEADERS: readonly string[] = [
   // Standard Webhooks (Svix, …)
   'webhook-id',
   'webhook-timestamp',
+  'svix-id',
+  'svix-timestamp',
   // Azure Event Grid
   'aeg-event-type',
   'aeg-delivery-count',

@@ -12,9 +12,9 @@ import { assertFresh, parseUnixSeconds, requireHeader } from './request.js';
 export const standardWebhooksPreset: SenderPreset = Object.freeze({
   name: 'standard-webhooks',
   scheme:
-    'HMAC-SHA256(base64-decoded whsec_ secret, webhook-id + "." + webhook-timestamp + "." + body), base64, header webhook-signature: v1,… (space-separated)',
+    'HMAC-SHA256(base64-decoded whsec_ secret, webhook-id + "." + webhook-timestamp + "." + body), base64, header webhook-signature: v1,… (space-separated); Svix\'s svix-id/-timestamp/-signature names too',
   toleranceSec: DEFAULT_TOLERANCE_SEC,
-  eventId: Object.freeze({ from: 'header', field: 'webhook-id' } as const),
+  eventId: Object.freeze({ from: 'header', field: 'webhook-id (or svix-id)' } as const),
   retryHorizonMs: 3 * DAY_MS,
   retryPolicy:
     'set by each sender; about 3 days assumed (Svix: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)',
@@ -41,6 +41,23 @@ const schema = z.strictObject({
   toleranceSec: toleranceSchema,
 });
 
+/**
+ * The header names a delivery uses: `webhook-*` (the Standard Webhooks spec) or `svix-*` (Svix's
+ * default). One set per request, as Svix's own libraries read it: `webhook-*` when `webhook-id` is
+ * present, else `svix-*` when `svix-id` is, else `webhook-*` (so the 401 names the spec's header).
+ */
+function headerNames(request: IncomingWebhook): {
+  id: string;
+  timestamp: string;
+  signature: string;
+} {
+  const prefix =
+    request.headers['webhook-id'] === undefined && request.headers['svix-id'] !== undefined
+      ? 'svix'
+      : 'webhook';
+  return { id: `${prefix}-id`, timestamp: `${prefix}-timestamp`, signature: `${prefix}-signature` };
+}
+
 /** `v1,<b64> v1,<b64> v1a,<…>` → every v1 signature, decoded (other versions ignored). */
 function v1Signatures(header: string): (Buffer | undefined)[] {
   return header
@@ -53,7 +70,8 @@ function v1Signatures(header: string): (Buffer | undefined)[] {
  * Any Standard Webhooks sender (Svix and others). Verifies `webhook-signature` (v1 entries, any
  * may match) over `webhook-id.webhook-timestamp.body` with every configured secret and rejects a
  * timestamp more than `toleranceSec` away (either way); id = `webhook-id` (signed, so a replay
- * cannot change it), type = `type`, occurredAt = `timestamp`.
+ * cannot change it), type = `type`, occurredAt = `timestamp`. Svix's default header names
+ * (`svix-id`, `svix-timestamp`, `svix-signature`) are read the same way when `webhook-id` is absent.
  *
  * @example
  * const source = standardWebhooks({ secrets: [process.env.WEBHOOK_SECRET!] }); // whsec_…
@@ -65,16 +83,17 @@ export function standardWebhooks(config: StandardWebhooksConfig): Source {
     preset: { ...standardWebhooksPreset, toleranceSec },
     verifier: {
       verify(request: IncomingWebhook, now: Date): readonly VerifiedEvent[] {
-        const id = requireHeader(request, 'webhook-id');
-        const timestamp = requireHeader(request, 'webhook-timestamp');
-        const received = v1Signatures(requireHeader(request, 'webhook-signature'));
+        const names = headerNames(request);
+        const id = requireHeader(request, names.id);
+        const timestamp = requireHeader(request, names.timestamp);
+        const received = v1Signatures(requireHeader(request, names.signature));
         const expected = secrets.map((key) =>
           hmacDigest(key, [`${id}.${timestamp}.`, request.body]),
         );
         if (!anyDigestMatches(expected, received)) {
-          throw new SignatureError('no webhook-signature v1 matches the body');
+          throw new SignatureError(`no ${names.signature} v1 matches the body`);
         }
-        assertFresh(parseUnixSeconds(timestamp, 'webhook-timestamp'), now, toleranceSec);
+        assertFresh(parseUnixSeconds(timestamp, names.timestamp), now, toleranceSec);
         const body = parseVerifiedJson(request.body, 'standard-webhooks');
         return [
           {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
+import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConfigError, SignatureError } from '../../src/errors.js';
 import { standardWebhooks } from '../../src/verify/index.js';
@@ -48,6 +49,46 @@ describe('standardWebhooks', () => {
     const fresh = signed(body, SECRET, new Date());
     expect(new Webhook(SECRET).verify(body, fresh.headers)).toMatchObject({ type: 'invoice.paid' });
     expect(verifier.verify(fresh, new Date())).toHaveLength(1);
+  });
+
+  it("verifies a message signed by Svix's SDK under Svix's header names", () => {
+    const id = 'msg_svix_2KWPBgLlAfxdpx2AI54pPJ85f4W';
+    const svix = new SvixWebhook(SECRET);
+    const headers = {
+      'svix-id': id,
+      'svix-timestamp': String(unix(now)),
+      'svix-signature': svix.sign(id, now, body),
+    };
+    expect(verifier.verify(webhook({ body, headers }), now)).toEqual([
+      { eventId: id, type: 'invoice.paid', occurredAt: '2025-06-01T11:59:00.000Z' },
+    ]);
+    // Svix's own verifier takes the same delivery (it checks against the real clock).
+    const at = new Date();
+    const fresh = {
+      ...headers,
+      'svix-timestamp': String(unix(at)),
+      'svix-signature': svix.sign(id, at, body),
+    };
+    expect(svix.verify(body, fresh)).toMatchObject({ type: 'invoice.paid' });
+    expect(verifier.verify(webhook({ body, headers: fresh }), at)).toHaveLength(1);
+  });
+
+  it("binds Svix's id and timestamp into the signature and names the missing svix header", () => {
+    const id = 'msg_svix_1';
+    const headers = {
+      'svix-id': id,
+      'svix-timestamp': String(unix(now)),
+      'svix-signature': new SvixWebhook(SECRET).sign(id, now, body),
+    };
+    const tamper = (h: Record<string, string>) => () =>
+      verifier.verify(webhook({ body, headers: h }), now);
+    expect(tamper({ ...headers, 'svix-id': 'msg_other' })).toThrow(SignatureError);
+    expect(tamper({ ...headers, 'svix-timestamp': String(unix(now) + 1) })).toThrow(SignatureError);
+    expect(tamper({ ...headers, 'svix-signature': 'v1,AAAA' })).toThrow(/svix-signature/);
+    const { 'svix-timestamp': _, ...noTimestamp } = headers;
+    expect(tamper(noTimestamp)).toThrow('missing svix-timestamp');
+    // A request naming webhook-id is read under webhook-* names only: no mixing of the two sets.
+    expect(tamper({ ...headers, 'webhook-id': id })).toThrow('missing webhook-timestamp');
   });
 
   it('accepts a secret without the whsec_ prefix', () => {
