@@ -32,10 +32,13 @@ export {
 
 // Contracts (types only): what adapters and stores implement
 export type {
+  BacklogProbe,
+  BacklogReading,
   BrokerDeadLetters,
   ConsumeOptions,
   Delivery,
   OutgoingMessage,
+  PartitionLag,
   RenewableDelivery,
   Subscription,
   TopologySetup,
@@ -145,3 +148,8 @@ export {
   createMetrics,
 } from './observability/metrics.js';
 export { type StoreMonitorOptions, createStoreMonitor } from './observability/store-monitor.js';
+export {
+  type BacklogMonitorOptions,
+  createBacklogMonitor,
+} from './observability/backlog-monitor.js';
+export { type MetricsHandler, createMetricsHandler } from './observability/metrics-handler.js';

@@ -99,7 +99,7 @@ export interface Subscription {
  * - No I/O happens in the factory; reconnect after a broker restart is the adapter's job.
  *
  * Optional abilities are separate interfaces, detected with `in`: `TopologySetup`,
- * `BrokerDeadLetters`, and `RenewableDelivery` on deliveries.
+ * `BrokerDeadLetters`, `BacklogProbe`, and `RenewableDelivery` on deliveries.
  */
 export interface Transport {
   /** Short broker name: `memory`, `embedded`, `sqs`, `rabbitmq`, `kafka`, `bullmq`. */
@@ -128,4 +128,36 @@ export interface BrokerDeadLetters {
     handler: (delivery: Delivery) => Promise<void>,
     options: ConsumeOptions,
   ): Promise<Subscription>;
+}
+
+/** One partition's consumer lag: records after the consumer group's committed offset. */
+export interface PartitionLag {
+  readonly partition: number;
+  readonly lag: number;
+}
+
+/**
+ * What the broker holds of a transport's work queue, as the broker counts it (SQS's counts are
+ * approximate, as SQS says). A field the broker cannot tell is absent, never 0.
+ */
+export interface BacklogReading {
+  /** The queue or topic as the broker names it. */
+  readonly queue: string;
+  /** Messages ready for delivery: the queue depth (Kafka: the group's lag on the work topic). */
+  readonly ready: number;
+  /** Messages waiting out a retry delay before they can be delivered. */
+  readonly delayed?: number | undefined;
+  /** Messages delivered to a consumer and not yet settled. */
+  readonly inFlight?: number | undefined;
+  /** Kafka: the consumer group's lag per partition of the work topic; they add up to `ready`. */
+  readonly lag?: readonly PartitionLag[] | undefined;
+}
+
+/**
+ * Reads the work queue's backlog from the broker, for metrics (`createBacklogMonitor`). Each call
+ * asks the broker anew and moves no message (an adapter may set its topology up first, as a first
+ * `publish` does). Rejects with `TransportUnavailableError` when the broker does not answer.
+ */
+export interface BacklogProbe {
+  backlog(): Promise<BacklogReading>;
 }

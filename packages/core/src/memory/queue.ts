@@ -49,6 +49,8 @@ export interface MemoryQueue {
   detach(consumer: QueueConsumer): void;
   /** Messages waiting or in flight. */
   depth(): number;
+  /** Messages by state now: deliverable, waiting out a delay, held by a delivery. */
+  backlog(): { ready: number; delayed: number; inFlight: number };
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -254,5 +256,15 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       scheduleWake(Date.now());
     },
     depth: () => messages.size,
+    backlog() {
+      const now = Date.now();
+      const counts = { ready: 0, delayed: 0, inFlight: 0 };
+      for (const m of messages.values()) {
+        if (m.lock) counts.inFlight++;
+        else if (m.availableAt > now) counts.delayed++;
+        else counts.ready++;
+      }
+      return counts;
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type {
+  BacklogProbe,
   BrokerDeadLetters,
   ConsumeOptions,
   Delivery,
@@ -44,6 +45,7 @@ export interface MemoryTransportOptions {
 export interface MemoryTransport
   extends Transport,
     TopologySetup,
+    BacklogProbe,
     Partial<BrokerDeadLetters>,
     AsyncDisposable {
   readonly broker: MemoryBroker;
@@ -164,6 +166,9 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
         dedupe: window === false ? undefined : ([dedupeKeyOf(m), window] as [string, number]),
       }));
       q.enqueue(items);
+    },
+    async backlog() {
+      return { queue: o.queue, ...ensureOpen('backlog').backlog() };
     },
     // async: a closed transport rejects, as the contract says, rather than throwing.
     consume: async (handler, consumeOptions) =>

@@ -24,9 +24,10 @@ export interface MetricGauge<L extends string> {
  * StatsD, plain counters in a test). Instruments are called on the hot path and must not throw
  * or block.
  *
- * Alert on: `oldestUnprocessedAge` (work stuck), `deadLetterDepth` (> 0), the rate of
- * `payloadConflicts` (> 0: a sender reused an id with other bytes), `receiptLag` (sender →
- * receiver delay), `unavailable` outcomes (503s) in `webhooksReceived`.
+ * Alert on: `oldestUnprocessedAge` (work stuck), `events` in state `dead-lettered` (> 0), the
+ * rate of `payloadConflicts` (> 0: a sender reused an id with other bytes), `receiptLag` (sender →
+ * receiver delay), `unavailable` outcomes (503s) in `webhooksReceived`, a growing `consumerLag`.
+ * The repository's `ops/prometheus/alerts.yml` has these as Prometheus rules.
  */
 export interface OnceflowMetrics {
   /** Requests answered, by source and outcome (`accepted`, `duplicate`, `conflict`, `unauthorized`, `too-large`, `unavailable`, `in-flight`, `bad-request`, `unknown-source`, `handshake`). */
@@ -48,12 +49,19 @@ export interface OnceflowMetrics {
   readonly handlerDuration: MetricHistogram<'type' | 'outcome'>;
   /** Stale inbox claims published by the relay. */
   readonly relayRepublished: MetricCounter<'source'>;
-  /** Dead letters stored, per transport (set by `createStoreMonitor`). */
-  readonly deadLetterDepth: MetricGauge<never>;
+  /** Events in the event record, by `state` (set by `createStoreMonitor`). */
+  readonly events: MetricGauge<'state'>;
   /** Seconds since the oldest accepted event not yet processed (set by `createStoreMonitor`). */
   readonly oldestUnprocessedAge: MetricGauge<never>;
   /** Inbox claims not yet enqueued (set by `createStoreMonitor`). */
   readonly inboxPending: MetricGauge<never>;
+  /**
+   * Messages the broker holds on a transport's work queue, by `state`: `ready`, `delayed`,
+   * `in-flight` (set by `createBacklogMonitor`; a state the broker cannot tell is not set).
+   */
+  readonly brokerMessages: MetricGauge<'transport' | 'queue' | 'state'>;
+  /** Kafka: the consumer group's lag per partition (set by `createBacklogMonitor`). */
+  readonly consumerLag: MetricGauge<'transport' | 'queue' | 'partition'>;
 }
 
 /**
@@ -72,9 +80,11 @@ export interface PrometheusMetrics extends OnceflowMetrics {
   readonly deadLettered: Counter<'type' | 'code'>;
   readonly handlerDuration: Histogram<'type' | 'outcome'>;
   readonly relayRepublished: Counter<'source'>;
-  readonly deadLetterDepth: Gauge;
+  readonly events: Gauge<'state'>;
   readonly oldestUnprocessedAge: Gauge;
   readonly inboxPending: Gauge;
+  readonly brokerMessages: Gauge<'transport' | 'queue' | 'state'>;
+  readonly consumerLag: Gauge<'transport' | 'queue' | 'partition'>;
 }
 
 /**
@@ -157,9 +167,10 @@ export function createMetrics(
       labelNames: ['source'],
       registers,
     }),
-    deadLetterDepth: new Gauge({
-      name: `${p}dead_letter_depth`,
-      help: 'Events dead-lettered in the event record',
+    events: new Gauge({
+      name: `${p}events`,
+      help: 'Events in the event record, by state',
+      labelNames: ['state'],
       registers,
     }),
     oldestUnprocessedAge: new Gauge({
@@ -170,6 +181,18 @@ export function createMetrics(
     inboxPending: new Gauge({
       name: `${p}inbox_pending`,
       help: 'Inbox claims not yet enqueued',
+      registers,
+    }),
+    brokerMessages: new Gauge({
+      name: `${p}broker_messages`,
+      help: 'Messages on the work queue, by state (ready, delayed, in-flight), as the broker counts them',
+      labelNames: ['transport', 'queue', 'state'],
+      registers,
+    }),
+    consumerLag: new Gauge({
+      name: `${p}consumer_lag`,
+      help: 'Records after the consumer group committed offset, per partition',
+      labelNames: ['transport', 'queue', 'partition'],
       registers,
     }),
   };

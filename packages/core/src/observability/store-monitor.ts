@@ -1,5 +1,5 @@
 import type { Inbox } from '../contracts/inbox.js';
-import type { RecordStore } from '../contracts/records.js';
+import { EVENT_STATES, type EventState, type RecordStore } from '../contracts/records.js';
 import { createTicker, type Ticker } from '../ticker.js';
 import { type Logger, silentLogger } from './logger.js';
 import type { OnceflowMetrics } from './metrics.js';
@@ -8,7 +8,10 @@ export interface StoreMonitorOptions {
   readonly metrics: OnceflowMetrics;
   /** Sets `oldest_unprocessed_age_seconds` and `inbox_pending` from `inbox.stats()`. */
   readonly inbox?: Inbox | undefined;
-  /** Sets `dead_letter_depth` from the event record's dead-lettered count. */
+  /**
+   * Sets `onceflow_events{state}` from the event record: one `count` per state each run (on a
+   * large PostgreSQL record, an index scan each; raise `intervalMs` if that is too often).
+   */
   readonly records?: RecordStore | undefined;
   /** How often to read the stores. Default 15 s (a Prometheus scrape interval). */
   readonly intervalMs?: number | undefined;
@@ -18,8 +21,8 @@ export interface StoreMonitorOptions {
 
 /**
  * Keeps the gauges an operator alerts on current: the age of the oldest accepted event not yet
- * processed, claims not yet enqueued, and the dead letters in the event record. Reads are periodic, so a
- * gauge is at most `intervalMs` old; a store that fails to answer leaves its gauge as it was and is
+ * processed, claims not yet enqueued, and the events in the event record per state (the dead
+ * letters among them). Reads are periodic, so a gauge is at most `intervalMs` old; a store that fails to answer leaves its gauge as it was and is
  * logged. The timer is unref'd.
  *
  * @example
@@ -40,7 +43,10 @@ export function createStoreMonitor(options: StoreMonitorOptions): Ticker {
       read++;
     }
     if (records) {
-      metrics.deadLetterDepth.set({}, await records.count({ state: 'dead-lettered' }));
+      // Read all first: a store failing part-way leaves every state's gauge as it was.
+      const counts = new Map<EventState, number>();
+      for (const state of EVENT_STATES) counts.set(state, await records.count({ state }));
+      for (const [state, n] of counts) metrics.events.set({ state }, n);
       read++;
     }
     return read;

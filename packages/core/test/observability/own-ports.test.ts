@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
+  createBacklogMonitor,
   createLogger,
   createMetrics,
   createReceiver,
@@ -60,9 +61,14 @@ function countingMetrics() {
     deadLettered: counter('deadLettered'),
     handlerDuration: histogram('handlerDuration'),
     relayRepublished: counter('relayRepublished'),
-    deadLetterDepth: gauge('deadLetterDepth'),
+    events: gauge('events'),
     oldestUnprocessedAge: gauge('oldestUnprocessedAge'),
     inboxPending: gauge('inboxPending'),
+    brokerMessages: gauge('brokerMessages'),
+    consumerLag: gauge('consumerLag'),
+    outboxPublished: counter('outboxPublished'),
+    outboxDepth: gauge('outboxDepth'),
+    outboxOldestUnsentAge: gauge('outboxOldestUnsentAge'),
   };
   const value = (name: string, labels: MetricLabels<string> = {}) => counts.get(key(name, labels));
   return { metrics, value };
@@ -132,8 +138,15 @@ describe('your own logger and metrics', () => {
     const monitor = createStoreMonitor({ metrics, inbox: store, records: store });
     expect(await monitor.runOnce()).toBe(2);
     expect(value('inboxPending')).toBe(0);
-    expect(value('deadLetterDepth')).toBe(0);
+    expect(value('events', { state: 'completed' })).toBe(1);
+    expect(value('events', { state: 'dead-lettered' })).toBe(0);
     await monitor.close();
+    const backlog = createBacklogMonitor({ metrics, transports: [transport] });
+    expect(await backlog.runOnce()).toBe(1);
+    const queue = { transport: 'memory', queue: 'default' };
+    expect(value('brokerMessages', { ...queue, state: 'ready' })).toBe(0);
+    expect(value('brokerMessages', { ...queue, state: 'in-flight' })).toBe(0);
+    await backlog.close();
     await transport.close();
   });
 });
