@@ -110,6 +110,20 @@ export {
 } from './receiver/index.js';
 export { type Relay, type RelayOptions, createRelay } from './relay.js';
 
+// Outbox: events written in the application's transaction, published by the dispatcher
+export type {
+  OutboxEvent,
+  OutboxLease,
+  OutboxRow,
+  OutboxStats,
+  OutboxStore,
+} from './contracts/outbox.js';
+export {
+  type OutboxDispatcher,
+  type OutboxDispatcherOptions,
+  createOutboxDispatcher,
+} from './outbox/dispatcher.js';
+
 // Worker
 export {
   type EventHandler,

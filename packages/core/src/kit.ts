@@ -32,6 +32,9 @@ export {
 } from './records/cursor.js';
 export { traceIdOf } from './records/trace-id.js';
 
+// Outbox stores: the envelope of an added event, its id chosen once
+export { outboxEnvelope } from './outbox/event.js';
+
 // Settlement and the delivery contract
 export {
   type DeliverySettlement,

@@ -55,6 +55,12 @@ export interface OnceflowMetrics {
   readonly oldestUnprocessedAge: MetricGauge<never>;
   /** Inbox claims not yet enqueued (set by `createStoreMonitor`). */
   readonly inboxPending: MetricGauge<never>;
+  /** Outbox rows published and confirmed by the broker, by source (the outbox dispatcher). */
+  readonly outboxPublished: MetricCounter<'source'>;
+  /** Outbox rows not yet sent (set by the outbox dispatcher). */
+  readonly outboxDepth: MetricGauge<never>;
+  /** Seconds since the oldest unsent outbox row was added (set by the outbox dispatcher). */
+  readonly outboxOldestUnsentAge: MetricGauge<never>;
   /**
    * Messages the broker holds on a transport's work queue, by `state`: `ready`, `delayed`,
    * `in-flight` (set by `createBacklogMonitor`; a state the broker cannot tell is not set).
@@ -83,6 +89,9 @@ export interface PrometheusMetrics extends OnceflowMetrics {
   readonly events: Gauge<'state'>;
   readonly oldestUnprocessedAge: Gauge;
   readonly inboxPending: Gauge;
+  readonly outboxPublished: Counter<'source'>;
+  readonly outboxDepth: Gauge;
+  readonly outboxOldestUnsentAge: Gauge;
   readonly brokerMessages: Gauge<'transport' | 'queue' | 'state'>;
   readonly consumerLag: Gauge<'transport' | 'queue' | 'partition'>;
 }
@@ -181,6 +190,22 @@ export function createMetrics(
     inboxPending: new Gauge({
       name: `${p}inbox_pending`,
       help: 'Inbox claims not yet enqueued',
+      registers,
+    }),
+    outboxPublished: new Counter({
+      name: `${p}outbox_published_total`,
+      help: 'Outbox rows published and confirmed by the broker',
+      labelNames: ['source'],
+      registers,
+    }),
+    outboxDepth: new Gauge({
+      name: `${p}outbox_depth`,
+      help: 'Outbox rows not yet sent',
+      registers,
+    }),
+    outboxOldestUnsentAge: new Gauge({
+      name: `${p}outbox_oldest_unsent_age_seconds`,
+      help: 'Age of the oldest unsent outbox row',
       registers,
     }),
     brokerMessages: new Gauge({
