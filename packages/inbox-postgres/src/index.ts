@@ -7,3 +7,6 @@ export { type MigrateResult, migrate } from './migrate.js';
 
 // Same-transaction processed mark
 export { markProcessed } from './mark-processed.js';
+
+// Transactional outbox: add in your transaction, publish with core's createOutboxDispatcher
+export { type PostgresOutbox, type PostgresOutboxConfig, createPostgresOutbox } from './outbox.js';

@@ -4,7 +4,7 @@ import { migrate } from '../src/index.js';
 import { createPool, dropSchema, randomSchema } from './helpers.js';
 
 /** Every shipped migration, in order. */
-const ALL = ['001_inbox', '002_event_record'];
+const ALL = ['001_inbox', '002_event_record', '003_outbox'];
 
 const pool = createPool(2);
 const schemas: string[] = [];
@@ -34,6 +34,7 @@ describe('migrate', () => {
     expect(await tablesIn(schema)).toEqual([
       'onceflow_inbox',
       'onceflow_inbox_conflicts',
+      'onceflow_inbox_outbox',
       'onceflow_migrations',
     ]);
     const log = await pool.query(
@@ -74,8 +75,10 @@ describe('migrate', () => {
     expect(await tablesIn(schema)).toEqual([
       'inbox_a',
       'inbox_a_conflicts',
+      'inbox_a_outbox',
       'inbox_b',
       'inbox_b_conflicts',
+      'inbox_b_outbox',
       'onceflow_migrations',
     ]);
   });

@@ -65,7 +65,7 @@ describe('upgrading a table made by the previous migrations', () => {
       [unclaimed.source, unclaimed.id, OLD],
     );
 
-    expect(await migrate(pool, { schema })).toEqual({ applied: ['002_event_record'] });
+    expect(await migrate(pool, { schema })).toEqual({ applied: ['002_event_record', '003_outbox'] });
 
     const store = createPostgresInbox({ pool, schema });
     const stateOf = async (e: Envelope) => (await store.get(e.source, e.id))?.state;
