@@ -65,7 +65,9 @@ describe('upgrading a table made by the previous migrations', () => {
       [unclaimed.source, unclaimed.id, OLD],
     );
 
-    expect(await migrate(pool, { schema })).toEqual({ applied: ['002_event_record', '003_outbox'] });
+    expect(await migrate(pool, { schema })).toEqual({
+      applied: ['002_event_record', '003_outbox'],
+    });
 
     const store = createPostgresInbox({ pool, schema });
     const stateOf = async (e: Envelope) => (await store.get(e.source, e.id))?.state;
