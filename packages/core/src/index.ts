@@ -97,6 +97,7 @@ export {
 
 // Receiver, retention and relay
 export {
+  type NodeServerOptions,
   type ReceiveOutcome,
   type Receiver,
   type ReceiverConfig,

@@ -15,6 +15,13 @@ export interface SenderPreset {
   readonly eventId: { readonly from: 'header' | 'body'; readonly field: string };
   /** A handshake the receiver must answer (Graph's validationToken, Slack's url_verification). */
   readonly handshake?: string | undefined;
+  /**
+   * HTTP methods besides POST that the sender's handshake uses, upper-case (e.g. `['GET']` for a
+   * CRC challenge). The receiver hands such a request to `verifier.handshake` only and answers 405
+   * when that returns undefined. None by default: every built-in sender, Graph's `validationToken`
+   * and Slack's `url_verification` included, sends its handshake as a POST.
+   */
+  readonly handshakeMethods?: readonly string[] | undefined;
   /** How long the sender keeps redelivering one event, in ms. The inbox must remember ids longer. */
   readonly retryHorizonMs: number;
   /** One line on how the sender retries, for docs and start-up messages. */

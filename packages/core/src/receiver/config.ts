@@ -33,6 +33,9 @@ const schema = z.object({
     .int()
     .positive()
     .default(256 * 1024),
+  headersTimeoutMs: z.number().int().positive().default(10_000),
+  bodyTimeoutMs: z.number().int().positive().default(10_000),
+  maxConcurrentBodies: z.number().int().positive().default(256),
   leaseMs: z.number().int().positive().default(10_000),
   retryAfterSec: z.number().int().nonnegative().default(5),
   inboxRetentionMs: z.number().positive().default(DEFAULT_INBOX_RETENTION_MS),
@@ -55,6 +58,24 @@ export interface ReceiverConfig {
   transport: Pick<Transport, 'publish'>;
   /** Larger bodies are refused with 413 before (Content-Length) or while reading. Default 256 KiB. */
   maxBodyBytes?: number | undefined;
+  /**
+   * Time a client has to send its request line and headers, in ms. Default 10 s. Enforced by the
+   * node:http server: create it with `receiver.serverOptions`, which answers 408 and closes the
+   * socket once it runs out (checked at least once a second).
+   */
+  headersTimeoutMs?: number | undefined;
+  /**
+   * Time a client has to send the whole body once its headers are in, in ms. Default 10 s (a
+   * sender gives up on its request after about as long: GitHub after 10 s). Past it the receiver
+   * answers 408, closes the connection and has stored nothing. On every adapter (node and fetch).
+   */
+  bodyTimeoutMs?: number | undefined;
+  /**
+   * Most request bodies read at once, per receiver. Default 256 (with `maxBodyBytes`, at most
+   * 64 MiB of bodies held). Beyond it a request is answered 503 `overloaded` with `Retry-After`
+   * before its body is read, so slow clients cannot make it buffer without bound.
+   */
+  maxConcurrentBodies?: number | undefined;
   /**
    * Lease on a fresh claim, in ms. Default 10 s. While it lasts, a sender's retry of the same event
    * is answered 503 `in-flight`; after it, the retry takes the claim over and publishes (the relay

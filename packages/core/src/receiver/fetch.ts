@@ -40,10 +40,10 @@ class UnreadFetchRequest implements UnreadRequest {
     return new URL(this.#request.url);
   }
 
-  readBody(limit: number): Promise<Uint8Array> {
+  readBody(limit: number, timeoutMs: number): Promise<Uint8Array> {
     const request = this.#request;
     if (request.bodyUsed) return Promise.reject(new BodyConsumedError());
-    return readStreamBody(request.body, limit);
+    return readStreamBody(request.body, limit, timeoutMs);
   }
 }
 

@@ -1,45 +1,34 @@
 import type { Source } from '../contracts/source.js';
 import type { VerifiedEvent } from '../contracts/verifier.js';
 import { type Envelope, hashPayload } from '../envelope.js';
-import { BadRequestError, PayloadTooLargeError, SignatureError } from '../errors.js';
+import { BadRequestError, SignatureError } from '../errors.js';
 import { acceptMany, acceptOne } from './accept.js';
-import { BodyConsumedError } from './body.js';
 import type { ResolvedReceiverConfig } from './config.js';
 import { headerPicker } from './headers.js';
 import { IncomingWebhookImpl, type UnreadRequest } from './incoming.js';
+import { createIntake } from './intake.js';
 import { combine, type ReceiveOutcome, type Reply, reply } from './reply.js';
 
 /** Source label for requests naming no configured source (request paths must not become labels). */
 const UNKNOWN = '(unknown)';
 
 /**
- * The receive path, framework-neutral: size limit → handshake → verify → inbox → publish, in that
- * order, each step answering for itself (see the README's status table). Safe to call
- * concurrently: the inbox's atomic claim is the only shared decision.
+ * The receive path, framework-neutral: method, size and deadline (intake) → handshake → verify →
+ * inbox → publish, in that order, each step answering for itself (see the README's status table).
+ * Safe to call concurrently: the inbox's atomic claim is the only shared decision.
  */
 export function createHandler(
   cfg: ResolvedReceiverConfig,
 ): (name: string, req: UnreadRequest) => Promise<Reply> {
   const sources = new Map<string, Source>(Object.entries(cfg.sources));
   const pick = headerPicker(cfg.keepHeaders);
-  const { maxBodyBytes, retryAfterSec, logger, metrics, now } = cfg;
+  const intake = createIntake(cfg);
+  const { retryAfterSec, logger, metrics, now } = cfg;
   const fail = (outcome: ReceiveOutcome) => reply(outcome, {}, retryAfterSec);
 
   const receive = async (name: string, source: Source, req: UnreadRequest): Promise<Reply> => {
-    const declared = req.contentLength;
-    if (declared !== undefined && declared > maxBodyBytes) return fail('too-large');
-    let body: Uint8Array;
-    try {
-      body = await req.readBody(maxBodyBytes);
-    } catch (err) {
-      if (err instanceof PayloadTooLargeError) return fail('too-large');
-      if (err instanceof BodyConsumedError) {
-        logger.error({ source: name }, err.message);
-        return fail('error');
-      }
-      logger.info({ err, source: name }, 'request body could not be read');
-      return fail('bad-request');
-    }
+    const body = await intake.read(name, req);
+    if (!(body instanceof Uint8Array)) return body;
 
     const webhook = new IncomingWebhookImpl(req, body);
     const receivedAt = now();
@@ -47,6 +36,7 @@ export function createHandler(
     try {
       const handshake = source.verifier.handshake?.(webhook, receivedAt);
       if (handshake) return { ...handshake, outcome: 'handshake' };
+      if (req.method !== 'POST') return intake.refuse(name);
       events = source.verifier.verify(webhook, receivedAt);
     } catch (err) {
       if (err instanceof SignatureError) {

@@ -11,8 +11,11 @@ export interface UnreadRequest {
   /** The declared Content-Length, if any. */
   readonly contentLength: number | undefined;
   url(): URL;
-  /** Reads the whole body; rejects with `PayloadTooLargeError` past `limit` bytes without buffering them. */
-  readBody(limit: number): Promise<Uint8Array>;
+  /**
+   * Reads the whole body; rejects with `PayloadTooLargeError` past `limit` bytes without buffering
+   * them, and with `BodyTimeoutError` when it has not all arrived within `timeoutMs`.
+   */
+  readBody(limit: number, timeoutMs: number): Promise<Uint8Array>;
 }
 
 /**

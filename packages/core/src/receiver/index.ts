@@ -3,9 +3,11 @@ import { type ReceiverConfig, resolveReceiverConfig } from './config.js';
 import { fromFetch, lastSegment, pathOf, toResponse } from './fetch.js';
 import { createHandler } from './handle.js';
 import { fromNode, writeNode } from './node.js';
+import { type NodeServerOptions, nodeServerOptions } from './server-options.js';
 import { assertRetentionCovers } from './retention.js';
 
 export type { ReceiverConfig } from './config.js';
+export type { NodeServerOptions } from './server-options.js';
 export { KEPT_HEADERS } from './headers.js';
 export {
   createRetentionJanitor,
@@ -33,6 +35,12 @@ export interface Receiver {
   node(req: IncomingMessage, res: ServerResponse, source?: string): Promise<void>;
   /** A `(req, res)` listener for `http.createServer`, for one source or routed by path. */
   nodeHandler(source?: string): (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * Options for `http.createServer(options, listener)` that enforce `headersTimeoutMs` (408 and the
+   * socket closed when the headers are late); pass them wherever the node:http server is made
+   * (Express: `http.createServer(receiver.serverOptions, app)`; Fastify: its `serverFactory`).
+   */
+  readonly serverOptions: NodeServerOptions;
 }
 
 /**
@@ -45,7 +53,7 @@ export interface Receiver {
  *   inbox,
  *   transport,
  * });
- * http.createServer(receiver.nodeHandler()).listen(3000); // POST /webhooks/stripe
+ * http.createServer(receiver.serverOptions, receiver.nodeHandler()).listen(3000); // POST /webhooks/stripe
  */
 export function createReceiver(config: ReceiverConfig): Receiver {
   const cfg = resolveReceiverConfig(config);
@@ -75,6 +83,7 @@ export function createReceiver(config: ReceiverConfig): Receiver {
       }
     },
     node,
+    serverOptions: nodeServerOptions(cfg),
     nodeHandler(source) {
       return (req, res) => void node(req, res, source);
     },

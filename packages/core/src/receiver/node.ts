@@ -47,8 +47,8 @@ class UnreadNodeRequest implements UnreadRequest {
     return requestUrl(this.#req);
   }
 
-  readBody(limit: number): Promise<Uint8Array> {
-    return readNodeBody(this.#req, limit);
+  readBody(limit: number, timeoutMs: number): Promise<Uint8Array> {
+    return readNodeBody(this.#req, limit, timeoutMs);
   }
 }
 

@@ -8,6 +8,9 @@ export type ReceiveOutcome =
   | 'unauthorized'
   | 'bad-request'
   | 'too-large'
+  | 'method-not-allowed'
+  | 'timeout'
+  | 'overloaded'
   | 'unknown-source'
   | 'handshake'
   | 'error';
@@ -29,6 +32,9 @@ const STATUS: Readonly<Record<ReceiveOutcome, number>> = {
   unauthorized: 401,
   'bad-request': 400,
   'too-large': 413,
+  'method-not-allowed': 405,
+  timeout: 408,
+  overloaded: 503,
   'unknown-source': 404,
   handshake: 200,
   error: 500,

@@ -1,16 +1,19 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerOptions } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import Stripe from 'stripe';
 
 export const STRIPE_SECRET = 'whsec_test_receiver';
 
 /** A node:http server on a free loopback port; `await using` closes it (and its keep-alive sockets). */
-export async function listen(listener: RequestListener): Promise<{
+export async function listen(
+  listener: RequestListener,
+  options: ServerOptions = {},
+): Promise<{
   readonly url: string;
   readonly server: Server;
   [Symbol.asyncDispose](): Promise<void>;
 }> {
-  const server = createServer(listener);
+  const server = createServer(options, listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -32,7 +32,7 @@ export async function startReceiver(
     metrics,
     ...options.config,
   });
-  const server = await listen(receiver.nodeHandler());
+  const server = await listen(receiver.nodeHandler(), receiver.serverOptions);
   return {
     inbox,
     transport,
