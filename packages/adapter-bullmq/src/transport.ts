@@ -7,6 +7,7 @@ import {
   parseConsumeOptions,
 } from '@onceflow/core/kit';
 import {
+  type BacklogProbe,
   type BrokerDeadLetters,
   type ConsumeOptions,
   type TopologySetup,
@@ -30,7 +31,7 @@ import { asTransport } from './errors.js';
 import { jobIdOf } from './job-id.js';
 
 /** A transport over one BullMQ queue, with its dead-letter queue. */
-export interface BullmqTransport extends Transport, TopologySetup, BrokerDeadLetters {
+export interface BullmqTransport extends Transport, TopologySetup, BrokerDeadLetters, BacklogProbe {
   readonly name: 'bullmq';
   readonly queue: string;
 }
@@ -151,6 +152,21 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
         if (jobs.length === 1 && one) await work.add(one.name, one.data, one.opts);
         else await work.addBulk(jobs);
       });
+    },
+
+    /** `ready`: waiting and prioritized jobs; `delayed`: retries not yet due; `inFlight`: active jobs. */
+    async backlog() {
+      const { work } = await opened('backlog');
+      const c = await asTransport('backlog', () =>
+        work.getJobCounts('waiting', 'prioritized', 'delayed', 'active'),
+      );
+      const n = (state: string) => c[state] ?? 0;
+      return {
+        queue: config.queue,
+        ready: n('waiting') + n('prioritized'),
+        delayed: n('delayed'),
+        inFlight: n('active'),
+      };
     },
 
     consume: (handler, options) =>

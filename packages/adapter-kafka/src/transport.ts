@@ -7,6 +7,7 @@ import {
   parseConsumeOptions,
 } from '@onceflow/core/kit';
 import type {
+  BacklogProbe,
   BrokerDeadLetters,
   ConsumeOptions,
   Delivery,
@@ -15,8 +16,9 @@ import type {
   TransportCapabilities,
 } from '@onceflow/core';
 import type { Admin } from 'kafkajs';
+import { readBacklog } from './backlog.js';
 import { createClient } from './client.js';
-import { type KafkaTransportOptions, resolveConfig } from './config.js';
+import { type KafkaTransportOptions, resolveConfig, topicNames } from './config.js';
 import { startConsumer } from './consumer.js';
 import { toRecord } from './marshal.js';
 import { createPublisher } from './publisher.js';
@@ -24,7 +26,7 @@ import { type ConsumerRoute, deadLetterRoute, workRoute } from './routes.js';
 import { ensureTopics } from './topology.js';
 
 /** A transport over one Kafka work topic, its retry topics and its dead-letter topic. */
-export interface KafkaTransport extends Transport, TopologySetup, BrokerDeadLetters {
+export interface KafkaTransport extends Transport, TopologySetup, BrokerDeadLetters, BacklogProbe {
   readonly name: 'kafka';
   readonly topic: string;
   readonly groupId: string;
@@ -131,6 +133,15 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
       );
       await lifecycle.start('publish');
       await publisher.send(config.topic, records);
+    },
+
+    async backlog() {
+      await lifecycle.start('backlog');
+      const admin = await getAdmin();
+      const names = topicNames(config.topic, config.retryTiersMs.length);
+      return brokerCall('kafka backlog', () =>
+        readBacklog(admin, { groupId: config.groupId, ...names }),
+      );
     },
 
     consume: (handler, consumeOptions) =>

@@ -7,6 +7,7 @@ import {
   parseConsumeOptions,
 } from '@onceflow/core/kit';
 import {
+  type BacklogProbe,
   type BrokerDeadLetters,
   ConfigError,
   type ConsumeOptions,
@@ -17,6 +18,7 @@ import {
   type TransportCapabilities,
 } from '@onceflow/core';
 import type { Channel, Message } from 'amqplib';
+import { readBacklog } from './backlog.js';
 import { parseRabbitMqOptions, type RabbitMqTransportOptions } from './config.js';
 import { startConsumer } from './consumer.js';
 import { receiveDeadLetter } from './dead-letters.js';
@@ -33,7 +35,11 @@ import {
 } from './topology.js';
 
 /** A transport over one RabbitMQ work queue and the queues derived from it. */
-export interface RabbitMqTransport extends Transport, TopologySetup, BrokerDeadLetters {
+export interface RabbitMqTransport
+  extends Transport,
+    TopologySetup,
+    BrokerDeadLetters,
+    BacklogProbe {
   readonly name: 'rabbitmq';
   readonly queue: string;
 }
@@ -185,6 +191,11 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       );
       await lifecycle.start('publish');
       await publisher.send(out);
+    },
+
+    async backlog() {
+      await lifecycle.start('backlog');
+      return readBacklog(names, config.retryDelaysMs, withChannel);
     },
 
     consume: (handler: (delivery: Delivery) => Promise<void>, options: ConsumeOptions) =>

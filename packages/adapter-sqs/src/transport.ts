@@ -1,6 +1,7 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { createLifecycle, createSubscriptions, parseConsumeOptions } from '@onceflow/core/kit';
 import type {
+  BacklogProbe,
   BrokerDeadLetters,
   ConsumeOptions,
   Delivery,
@@ -8,6 +9,7 @@ import type {
   Transport,
   TransportCapabilities,
 } from '@onceflow/core';
+import { readBacklog } from './backlog.js';
 import { parseSqsOptions, type SqsTransportOptions } from './config.js';
 import { startConsumer } from './consumer.js';
 import { createDeleteBatcher } from './delete-batcher.js';
@@ -18,10 +20,11 @@ import { ensureSqsQueues, type SqsQueues } from './queues.js';
 
 /**
  * A transport over one SQS queue and its dead-letter queue: eager set-up with `start()`
- * (`TopologySetup`), and the dead-letter queue read back with `consumeDeadLetters`
- * (`BrokerDeadLetters`). Its deliveries are `RenewableDelivery`s.
+ * (`TopologySetup`), the dead-letter queue read back with `consumeDeadLetters`
+ * (`BrokerDeadLetters`), and the work queue's approximate counts from `backlog()`
+ * (`BacklogProbe`). Its deliveries are `RenewableDelivery`s.
  */
-export interface SqsTransport extends Transport, TopologySetup, BrokerDeadLetters {
+export interface SqsTransport extends Transport, TopologySetup, BrokerDeadLetters, BacklogProbe {
   readonly name: 'sqs';
   /** The work queue's and dead-letter queue's names and URLs; set once the queues are set up. */
   readonly queues: SqsQueues | undefined;
@@ -128,6 +131,11 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
       const outgoing = messages.map((m) => toOutgoing(m, config.maxMessageBytes));
       const { client: c, queues: q } = await ready('publish');
       await sendAll({ client: c, url: q.url, fifo: config.fifo }, outgoing);
+    },
+
+    async backlog() {
+      const { client: c, queues: q } = await ready('backlog');
+      return readBacklog(c, q);
     },
 
     consume: (handler, consumeOptions) => subscribe('consume', handler, consumeOptions),

@@ -3,6 +3,7 @@ import { createRecorder, defaultRecordDir, jsonCapabilities } from '../matrix.js
 import { type TransportConformanceOptions, resolveTimeouts } from '../options.js';
 import { createTransportFixture, freshQueueName } from './fixture.js';
 import type { ScenarioContext, ScenarioGroup } from './scenario.js';
+import { backlogScenarios, hasBacklog } from './scenarios/backlog.js';
 import { concurrencyScenarios } from './scenarios/concurrency.js';
 import { deadLetterScenarios } from './scenarios/dead-letters.js';
 import { dedupeScenarios } from './scenarios/dedupe.js';
@@ -27,6 +28,7 @@ const groups: readonly ScenarioGroup[] = [
  * Registers the transport conformance suite with vitest: one test per scenario, each on its own
  * fresh queue. Capabilities are read from a transport made by `createTransport` (transports are
  * never started by the suite, except in the TopologySetup scenario); every declared capability is tested, and for each one not declared, its fallback.
+ * A transport with `BacklogProbe` also runs the backlog scenarios.
  * When the suite ends, what it observed is written to the capability record (see `recordTo`).
  *
  * @example
@@ -43,6 +45,8 @@ export function describeTransportConformance(
   describe(`transport conformance: ${label}`, async () => {
     const probe = await options.createTransport({ queue: freshQueueName(), lockMs: t.lockMs });
     const caps = probe.capabilities;
+    // Optional abilities the transport implements add their scenarios.
+    const optional: readonly ScenarioGroup[] = hasBacklog(probe) ? [backlogScenarios] : [];
     await probe.close();
     if (caps.lock.ms !== t.lockMs) {
       throw new RangeError(
@@ -61,7 +65,7 @@ export function describeTransportConformance(
       t,
       fixture: (o) => createTransportFixture(options, o),
     };
-    for (const scenario of groups.flatMap((group) => group(caps, t))) {
+    for (const scenario of [...groups, ...optional].flatMap((group) => group(caps, t))) {
       const record = recorder.add(scenario.name, scenario.proves);
       it(scenario.name, () => recorder.track(record, () => scenario.run(ctx)), t.testMs);
     }

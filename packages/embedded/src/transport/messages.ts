@@ -97,6 +97,22 @@ export function createMessageStore(handle: DatabaseHandle, queue: string) {
       return row.at ?? undefined;
     },
 
+    /**
+     * Queued messages by state: visible (an expired lease included: it is deliverable again),
+     * leased, or waiting out a retry delay. One read over the queue's part of the ready index.
+     */
+    backlog(): { ready: number; delayed: number; inFlight: number } {
+      const row = handle
+        .stmt(
+          `SELECT coalesce(sum(visible_at <= :now), 0) AS ready,
+             coalesce(sum(visible_at > :now AND lease_token IS NULL), 0) AS delayed,
+             coalesce(sum(visible_at > :now AND lease_token IS NOT NULL), 0) AS inFlight
+           FROM onceflow_messages WHERE queue = :queue AND state = 'queued'`,
+        )
+        .get({ queue, now: Date.now() }) as { ready: number; delayed: number; inFlight: number };
+      return row;
+    },
+
     ack(seq: number, token: string): boolean {
       return settled(
         handle

@@ -5,7 +5,13 @@ import {
   encodeWithinLimit,
   parseConsumeOptions,
 } from '@onceflow/core/kit';
-import type { Logger, TopologySetup, Transport, TransportCapabilities } from '@onceflow/core';
+import type {
+  BacklogProbe,
+  Logger,
+  TopologySetup,
+  Transport,
+  TransportCapabilities,
+} from '@onceflow/core';
 import type { EmbeddedTransportConfig } from '../config.js';
 import type { DatabaseHandle } from '../database.js';
 import { asTransport } from '../errors.js';
@@ -15,7 +21,7 @@ import { createMessageStore } from './messages.js';
 import { createQueueNotifier, createWaker, type QueueNotifier } from './waker.js';
 
 /** A transport over one queue of the embedded file. */
-export interface EmbeddedTransport extends Transport, TopologySetup {
+export interface EmbeddedTransport extends Transport, TopologySetup, BacklogProbe {
   readonly name: 'embedded';
   readonly queue: string;
 }
@@ -87,6 +93,11 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
       }));
       await asTransport('publish', () => store.publish(rows));
       notifier.notify(queue);
+    },
+
+    async backlog() {
+      lifecycle.assertOpen('backlog');
+      return { queue, ...(await asTransport('backlog', () => store.backlog())) };
     },
 
     async consume(handler, options) {
