@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import type { DeadLetterSelection, RecordFilter } from '@onceflow/core';
 import { CommandLineError } from './command-line-error.js';
 import type { ReplayOptions } from './commands/replay.js';
-import { parseDuration, parseInstant } from './duration.js';
+import type { OnceflowConfig } from './config.js';
+import { parseDuration, parseWhen } from './duration.js';
 import {
   COMMAND_FLAGS,
   type CommandName,
@@ -44,7 +45,7 @@ export interface ListCommand {
 /** A parsed command, ready to run. */
 export type Command =
   | { readonly name: 'help'; readonly topic?: HelpTopic | undefined }
-  | { readonly name: 'version' }
+  | { readonly name: 'version'; readonly json: boolean }
   | {
       readonly name: 'events show' | 'dead-letters show';
       readonly source: string;
@@ -63,7 +64,7 @@ export type Command =
     }
   | ({ readonly name: 'replay'; readonly apply: boolean; readonly json: boolean } & Omit<
       ReplayOptions,
-      'apply' | 'json' | 'batchSize'
+      'apply' | 'json' | 'batchSize' | 'progressIntervalMs'
     >)
   | { readonly name: 'inbox stats'; readonly json: boolean }
   | {
@@ -122,8 +123,18 @@ function helpTopic(positionals: readonly string[]): HelpTopic | undefined {
   return commandName(words).name;
 }
 
-function build(name: CommandName, rest: readonly string[], v: Values, now: Date): Command {
+/** What the config file's `defaults` give the commands, flags winning. */
+export type CommandDefaults = NonNullable<OnceflowConfig['defaults']>;
+
+function build(
+  name: CommandName,
+  rest: readonly string[],
+  v: Values,
+  now: Date,
+  defaults: CommandDefaults,
+): Command {
   const json = v.json === true;
+  const rate = parseRate(v.rate) ?? defaults.rate;
   const apply = v.apply === true;
   const noArgs = () => {
     if (rest.length > 0) throw new CommandLineError(`${name}: unexpected argument "${rest[0]}"`);
@@ -153,21 +164,36 @@ function build(name: CommandName, rest: readonly string[], v: Values, now: Date)
     case 'dead-letters purge': {
       const limit = positiveInt(v.limit, 'limit');
       const select = parseSelection(name, rest, parseFilter(v, now), v.all === true, limit);
-      return { name, select, actor: parseActor(v.actor), rate: parseRate(v.rate), apply, json };
+      const actor = parseActor(v.actor ?? defaults.actor);
+      return { name, select, actor, rate, apply, json };
     }
     case 'replay': {
-      noArgs();
-      if (v.since === undefined) throw new CommandLineError('replay: --since is required');
-      const since = parseInstant(v.since, '--since');
-      const until = v.until === undefined ? undefined : parseInstant(v.until, '--until');
-      if (until && until <= since)
-        throw new CommandLineError('replay: --until must be after --since');
       const replayId = v['replay-id'];
       if (replayId !== undefined && !isReplayId(replayId)) {
         throw new CommandLineError('--replay-id: 1 to 64 characters of A-Z a-z 0-9 . _ -');
       }
+      if (rest.length > 0) {
+        const window = (['since', 'until', 'source', 'type', 'limit'] as const).find(
+          (flag) => v[flag] !== undefined,
+        );
+        if (window !== undefined)
+          throw new CommandLineError(
+            `replay: give <source>/<id>... or a window (--since), not --${window} too`,
+          );
+        const ids = [...new Map(rest.map((p) => [p, parseRecordId(p)])).values()];
+        return { name, ids, rate, replayId, apply, json };
+      }
+      if (v.since === undefined)
+        throw new CommandLineError(
+          'replay: --since is required (or name events: replay <source>/<id>...)',
+        );
+      const since = parseWhen(v.since, '--since', now);
+      const until = v.until === undefined ? undefined : parseWhen(v.until, '--until', now);
+      if (until && until <= since)
+        throw new CommandLineError('replay: --until must be after --since');
       const limit = positiveInt(v.limit, 'limit');
-      return { name, since, until, source: v.source, type: v.type, limit, replayId, apply, json };
+      const window = { since, until, source: v.source, type: v.type, limit };
+      return { name, ...window, rate, replayId, apply, json };
     }
     case 'inbox stats':
       noArgs();
@@ -197,6 +223,7 @@ export function parseCommandLine(
   argv: readonly string[],
   env: Env,
   now: Date = new Date(),
+  defaults: CommandDefaults = {},
 ): Invocation {
   let parsed: ReturnType<typeof parse>;
   try {
@@ -213,7 +240,7 @@ export function parseCommandLine(
     queue: values.queue ?? env.ONCEFLOW_QUEUE ?? DEFAULT_QUEUE,
     pgUrl: values['pg-url'] ?? env.ONCEFLOW_PG_URL,
   };
-  if (values.version) return { command: { name: 'version' }, target };
+  if (values.version) return { command: { name: 'version', json: values.json === true }, target };
   if (values.help || positionals[0] === 'help') {
     return { command: { name: 'help', topic: helpTopic(positionals) }, target };
   }
@@ -225,5 +252,27 @@ export function parseCommandLine(
       throw new CommandLineError(`${name} does not take --${token.name}`);
     }
   }
-  return { command: build(name, rest, values, now), target };
+  return { command: build(name, rest, values, now, defaults), target };
+}
+
+/** What `runCli` needs before it reads the config file: whether to, and which file. */
+export interface EarlyFlags {
+  /** `--help`, `help …` or `--version`: answered without reading the config file. */
+  readonly helpOrVersion: boolean;
+  /** `--config`, else `ONCEFLOW_CONFIG`. */
+  readonly config: string | undefined;
+}
+
+/** A lenient first look at the command line (errors are left to `parseCommandLine`). */
+export function earlyFlags(argv: readonly string[], env: Env): EarlyFlags {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+  });
+  const config = typeof values.config === 'string' ? values.config : env.ONCEFLOW_CONFIG;
+  const helpOrVersion =
+    values.help === true || values.version === true || positionals[0] === 'help';
+  return { helpOrVersion, config };
 }

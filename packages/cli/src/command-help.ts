@@ -17,6 +17,10 @@ interface CommandHelp {
 type Option = readonly [flag: string, meaning: string];
 
 const JSON_FLAG: Option = ['--json', 'one JSON document on stdout, for scripts'];
+const JSON_ACT: Option = [
+  '--json',
+  'one JSON document on stdout; progress as NDJSON lines on stderr',
+];
 const APPLY_FLAG: Option = ['--apply', 'do it; without it the command is a dry run'];
 const DRY_RUN = `A DRY RUN unless --apply: it prints how many it would touch, which (the first 20),
 and what would happen to each, and changes nothing.`;
@@ -32,13 +36,14 @@ const PAGE: readonly Option[] = [
   ['--cursor C', 'the next page: the cursor the previous page printed'],
   JSON_FLAG,
 ];
+const RATE: Option = ['--rate N', 'most per second, e.g. 50 or 50/s (default: as fast as it goes)'];
 const ACT = (verb: string): readonly Option[] => [
   ['--all', 'every dead letter (instead of ids or filters)'],
   ['--limit N', `most to ${verb}, oldest first (default: all selected)`],
-  ['--rate N', `most per second, e.g. 50 or 50/s (default: as fast as it goes)`],
+  RATE,
   ['--actor NAME', "recorded in each record's history (default cli:<os user>)"],
   APPLY_FLAG,
-  JSON_FLAG,
+  JSON_ACT,
 ];
 const PUBLISH: readonly Option[] = [
   ['--to NAME', 'the transport to publish through (default: embedded for --store embedded)'],
@@ -113,27 +118,31 @@ ${SELECT}`,
     options: [...FILTERS, ...ACT('purge')],
   },
   replay: {
-    synopsis: `--since <iso> [--until <iso>] [--source S] [--type T] [--limit N]
-[--replay-id ID] [--to NAME] [--queue NAME] [--apply] [--json]`,
+    synopsis: `(<source>/<id>... | --since <when> [--until <when>] [--source S] [--type T]
+[--limit N]) [--rate N] [--replay-id ID] [--to NAME] [--queue NAME] [--apply] [--json]`,
     summary: 'publish completed events again, so workers process them again',
-    about: `Publishes copies of the completed events the inbox received in the window, e.g. after
-fixing a handler bug. A copy has the id "<id>#replay-<replay-id>" and the header
-x-onceflow-replay-of, so workers process it again on purpose. Events in the window not
-completed (on their way, dead-lettered, discarded) are counted and skipped.
+    about: `Publishes copies of completed events, e.g. after fixing a handler bug: the named
+<source>/<id>s, or those the inbox received in the window --since to --until. A copy has the
+id "<id>#replay-<replay-id>" and the header x-onceflow-replay-of, so workers process it again
+on purpose. Events in the window not completed (on their way, dead-lettered, discarded) are
+counted and skipped; a named id with no record, not completed or without a stored envelope
+fails the command (exit 3) before anything is published.
 ${DRY_RUN}
-The replay id is printed: run the same command with --until and --replay-id to resume a replay
-that stopped, without doubles. Reads a store that keeps envelopes (embedded, postgres) and
-publishes through --to.`,
+It also says where the copies would go and, with --rate, how long that takes. Progress (count,
+rate, ETA) goes to stderr on runs over a second. The replay id is printed: run the same command
+with --until and --replay-id to resume a replay that stopped, without doubles. A window reads a
+store that keeps envelopes (embedded, postgres); ids read any store that kept theirs.`,
     options: [
-      ['--since <iso>', 'received at or after this instant (required)'],
-      ['--until <iso>', 'received before this instant (default: now)'],
+      ['--since <when>', 'received at or after this: an ISO-8601 instant or a duration ago (2h)'],
+      ['--until <when>', 'received before this (default: now)'],
       ['--source S', 'only events of this source'],
       ['--type T', 'only events of this type'],
       ['--limit N', 'most events to replay, oldest first (default: all)'],
+      RATE,
       ['--replay-id ID', 'names the replay: 1 to 64 of A-Z a-z 0-9 . _ - (default: the time)'],
       ...PUBLISH,
       ['--apply', 'publish; without it the command is a dry run'],
-      JSON_FLAG,
+      JSON_ACT,
     ],
   },
   'inbox stats': {
@@ -211,8 +220,8 @@ export function commandHelp(topic: HelpTopic): string {
     'Options:',
     ...columns([...help.options, ['-h, --help', 'this help']]),
     '',
-    'Target options (--store, --db, --pg-url), the stores and transports and the environment',
-    'variables they read: "onceflow --help".',
+    'Target options (--config, --store, --db, --pg-url), the config file, the stores and',
+    'transports and the environment variables they read: "onceflow --help".',
     '',
     EXIT_CODES,
   ].join('\n');

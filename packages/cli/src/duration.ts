@@ -46,3 +46,18 @@ export function parseInstant(text: string, flag: string): Date {
     throw new CommandLineError(`${flag}: "${text}" is not a valid date`);
   return date;
 }
+
+/**
+ * `--since` and `--until`: an ISO-8601 instant (`parseInstant`), or a duration meaning that long
+ * before `now` (`2h`, `7d`, `1d12h`).
+ *
+ * @example
+ * parseWhen('2h', '--since', new Date('2025-03-01T12:00:00Z')); // 2025-03-01T10:00:00Z
+ */
+export function parseWhen(text: string, flag: string, now: Date): Date {
+  if (/^\d+(ms|s|m|h|d|w)/.test(text)) return new Date(now.getTime() - parseDuration(text, flag));
+  if (/^\d{4}-/.test(text)) return parseInstant(text, flag);
+  throw new CommandLineError(
+    `${flag}: "${text}" is not an ISO-8601 date or a duration ago (e.g. 2025-03-01T12:00:00Z, 2h, 7d)`,
+  );
+}

@@ -2,6 +2,7 @@ import type { ParseArgsConfig } from 'node:util';
 
 /** Every flag the CLI knows; each command takes the target flags and its own (`COMMAND_FLAGS`). */
 export const OPTIONS = {
+  config: { type: 'string' },
   store: { type: 'string' },
   db: { type: 'string' },
   'pg-url': { type: 'string' },
@@ -29,8 +30,8 @@ export const OPTIONS = {
 
 export type Flag = keyof typeof OPTIONS;
 
-/** Flags every command takes: where the record store is. */
-export const TARGET_FLAGS: readonly Flag[] = ['store', 'db', 'pg-url', 'help'];
+/** Flags every command takes: the config file, where the record store is, and help. */
+export const TARGET_FLAGS: readonly Flag[] = ['config', 'store', 'db', 'pg-url', 'help'];
 
 const FILTER = ['source', 'type', 'reason', 'older-than', 'newer-than'] as const;
 const PAGE = ['limit', 'cursor', 'json'] as const;
@@ -46,7 +47,18 @@ export const COMMAND_FLAGS = {
   'dead-letters show': ['json'],
   'dead-letters redrive': [...FILTER, ...ACT, ...PUBLISH],
   'dead-letters purge': [...FILTER, ...ACT],
-  replay: ['since', 'until', 'source', 'type', 'limit', 'replay-id', ...PUBLISH, 'apply', 'json'],
+  replay: [
+    'since',
+    'until',
+    'source',
+    'type',
+    'limit',
+    'rate',
+    'replay-id',
+    ...PUBLISH,
+    'apply',
+    'json',
+  ],
   'inbox stats': ['json'],
   'inbox purge': ['older-than', 'apply', 'json'],
 } as const satisfies Record<string, readonly Flag[]>;

@@ -1,4 +1,10 @@
-import { type Command, type Invocation, parseCommandLine, type TargetSelection } from './args.js';
+import {
+  type Command,
+  earlyFlags,
+  type Invocation,
+  parseCommandLine,
+  type TargetSelection,
+} from './args.js';
 import { CommandLineError } from './command-line-error.js';
 import { commandHelp } from './command-help.js';
 import { purgeCommand, redriveCommand } from './commands/dead-letter-actions.js';
@@ -6,8 +12,10 @@ import { listDeadLetters, showDeadLetter } from './commands/dead-letters.js';
 import { listEvents, showEvent } from './commands/events.js';
 import { inboxStats, purgeInbox } from './commands/inbox.js';
 import { replayEvents } from './commands/replay.js';
+import { type OnceflowConfig, withConfig } from './config.js';
+import { loadConfig } from './config-file.js';
 import { EXIT } from './exit-codes.js';
-import type { Output } from './output.js';
+import { type Output, printJson, toneErr } from './output.js';
 import type {
   Env,
   StoreRegistry,
@@ -25,6 +33,8 @@ export interface CliIo {
   readonly output: Output;
   /** Environment for the `ONCEFLOW_*` defaults. Default: none. */
   readonly env?: Env | undefined;
+  /** Where `onceflow.config.*` is looked for and `--config` is relative to. Default: `process.cwd()`. */
+  readonly cwd?: string | undefined;
   /** The record stores `--store` can name. Default: `defaultStores`. */
   readonly stores?: StoreRegistry | undefined;
   /** The transports `--to` can name. Default: `defaultTransports`. */
@@ -58,6 +68,7 @@ async function dispatch(
 ): Promise<number> {
   const { store } = selection;
   const records = async () => (await open.store()).records;
+  const plannedDestination = selection.to && `${selection.to} queue "${selection.queue}"`;
   switch (command.name) {
     case 'events show':
       return showEvent(await records(), command, output);
@@ -68,7 +79,6 @@ async function dispatch(
     case 'dead-letters show':
       return showDeadLetter(await records(), command, output);
     case 'dead-letters redrive': {
-      const plannedDestination = selection.to && `${selection.to} queue "${selection.queue}"`;
       const stores = {
         records: await records(),
         plannedDestination,
@@ -85,33 +95,75 @@ async function dispatch(
       return purgeInbox(need(target, 'inbox', store, 'inbox'), target.browser, command, output);
     }
     case 'replay': {
-      const what = 'inbox that can list stored events';
-      const browser = need(await open.store(), 'browser', store, what);
-      return replayEvents({ browser, openTransport: open.transport }, command, output);
+      const target = await open.store();
+      const stores = { plannedDestination, openTransport: open.transport };
+      if (command.ids !== undefined)
+        return replayEvents({ ...stores, records: target.records }, command, output);
+      const browser = need(target, 'browser', store, 'inbox that can list stored events');
+      return replayEvents({ ...stores, browser }, command, output);
     }
   }
 }
 
+/** The config file's store and transport must be ones the registries know. */
+function checkNames(
+  path: string,
+  config: OnceflowConfig,
+  stores: StoreRegistry,
+  transports: TransportRegistry,
+) {
+  const check = (field: 'store' | 'to', registry: Readonly<Record<string, unknown>>) => {
+    const name = config[field];
+    if (name !== undefined && !Object.hasOwn(registry, name))
+      throw new CommandLineError(
+        `${path}: ${field}: unknown ${field === 'store' ? 'store' : 'transport'} "${name}" (known: ${Object.keys(registry).join(', ')})`,
+      );
+  };
+  check('store', stores);
+  check('to', transports);
+}
+
+/** Reads the config file unless the command line only asks for help or the version. */
+async function configured(
+  argv: readonly string[],
+  io: CliIo,
+  env: Env,
+): Promise<{ env: Env; defaults: NonNullable<OnceflowConfig['defaults']> }> {
+  const early = earlyFlags(argv, env);
+  if (early.helpOrVersion) return { env, defaults: {} };
+  const { path, config } = await loadConfig(io.cwd ?? process.cwd(), early.config);
+  if (path === undefined) return { env, defaults: {} };
+  checkNames(path, config, io.stores ?? defaultStores, io.transports ?? defaultTransports);
+  return { env: withConfig(env, config), defaults: config.defaults ?? {} };
+}
+
 /**
  * Runs one command line and returns the exit code (`EXIT`): 0 done (a dry run too), 1 failed,
- * 2 a command-line error, 3 not found (nothing touched in either). Everything goes through `io`,
- * nothing touches `process`, so it runs in tests as it does in the binary. It opens the record
- * store only for a command that reads it and the transport only when about to publish, and
- * closes both before it returns, whatever happened.
+ * 2 a command-line or config-file error, 3 not found (nothing touched in either). Settings come
+ * from the flags, then the environment, then the config file (`onceflow.config.*` in `io.cwd`,
+ * or `--config`), then the defaults. Everything goes through `io`; nothing touches `process` but
+ * the default `cwd`, so it runs in tests as it does in the binary. It opens the record store only
+ * for a command that reads it and the transport only when about to publish, and closes both
+ * before it returns, whatever happened.
  *
  * @example
  * process.exitCode = await runCli(process.argv.slice(2), { output, env: process.env });
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const { output } = io;
-  const env = io.env ?? {};
+  let env = io.env ?? {};
   let invocation: Invocation;
   try {
-    invocation = parseCommandLine(argv, env);
+    const settings = await configured(argv, io, env);
+    env = settings.env;
+    invocation = parseCommandLine(argv, env, new Date(), settings.defaults);
   } catch (err) {
     if (!(err instanceof CommandLineError)) throw err;
     if (argv.length === 0) output.err(USAGE);
-    else output.err(`onceflow: ${err.message}\nRun "onceflow --help" for usage.`);
+    else
+      output.err(
+        `${toneErr(output, 'error', `onceflow: ${err.message}`)}\nRun "onceflow --help" for usage.`,
+      );
     return EXIT.usage;
   }
   const { command, target: selection } = invocation;
@@ -120,7 +172,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT.ok;
   }
   if (command.name === 'version') {
-    output.out(cliVersion());
+    if (command.json) printJson(output, { name: '@onceflow/cli', version: cliVersion() });
+    else output.out(cliVersion());
     return EXIT.ok;
   }
   const options = { ...selection, env };
@@ -157,7 +210,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     return await dispatch(command, selection, open, output);
   } catch (err) {
-    output.err(`onceflow: ${err instanceof Error ? err.message : String(err)}`);
+    output.err(
+      toneErr(output, 'error', `onceflow: ${err instanceof Error ? err.message : String(err)}`),
+    );
     return err instanceof CommandLineError ? EXIT.usage : EXIT.failed;
   } finally {
     for (const target of opened.reverse()) {

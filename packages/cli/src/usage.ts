@@ -17,9 +17,20 @@ Run "onceflow <command> --help" (or "onceflow dead-letters --help") for what a c
 
 Every command that changes something is a DRY RUN unless --apply is given:
 it prints how many items it would touch, which, and what would happen, and changes nothing.
---json prints one JSON document on stdout instead, on every command.
+--json prints one JSON document on stdout instead, on every command (--version too); the
+progress of redrive, purge and replay then goes to stderr as NDJSON, one object a line.
+Colours only on a terminal: NO_COLOR turns them off, FORCE_COLOR (not 0) on; TERM=dumb off.
 
-Where (flags win over environment variables):
+Config file: onceflow.config.json, .mjs, .js or .ts in the working directory, or the file
+--config FILE (env ONCEFLOW_CONFIG) names; .mjs/.js/.ts export it as default. It holds
+store, to, queue, embedded.db, postgres.url/schema/table, redis.url/prefix,
+sqs.endpoint/region/fifo, rabbitmq.url, kafka.brokers, bullmq.prefix and
+defaults.actor/rate. Each stands for the flag or variable of the same meaning and loses to
+both; an unknown or malformed field is refused (exit 2). A .ts file needs a Node that
+imports TypeScript (22.18 and later, or NODE_OPTIONS=--import=tsx).
+
+Where (flags win over environment variables, which win over the config file):
+  --config FILE    the config file (default: onceflow.config.* in the working directory)
   --store NAME     the record store: one of the stores below (default embedded);
                    env ONCEFLOW_STORE
   --db PATH        embedded SQLite file (default .onceflow/onceflow.db); env ONCEFLOW_DB
@@ -52,10 +63,12 @@ embedded needs its packages installed beside the CLI: @onceflow/inbox-postgres a
 @onceflow/adapter-rabbitmq and amqplib; @onceflow/adapter-kafka and kafkajs;
 @onceflow/adapter-bullmq, bullmq and ioredis.
 
-Redrive and purge record who acted (--actor, default cli:<os user>) in each record's history.
+Redrive and purge record who acted (--actor, default cli:<os user>) in each record's history;
+--rate caps redrive, purge and replay, each printing progress (count, rate, ETA) on stderr.
 Replay copies carry the id "<id>#replay-<replay-id>" and the header x-onceflow-replay-of,
 so workers process them again on purpose. Reuse --replay-id to resume a replay that stopped.
 
-Durations: 45s, 15m, 12h, 30d, 2w, 1d12h. Dates: ISO-8601, UTC unless a zone is given.
+Durations: 45s, 15m, 12h, 30d, 2w, 1d12h. Dates: ISO-8601, UTC unless a zone is given;
+replay's --since and --until also take a duration ago (--since 2h).
 
 ${EXIT_CODES}`;

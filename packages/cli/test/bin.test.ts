@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/run.js';
 import { createEmbedded } from '@onceflow/embedded';
@@ -9,14 +11,20 @@ import { captureOutput, createDbFile, deadLetter, event } from './helpers.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const bin = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
+// Resolved here, so the binary finds tsx from any working directory.
+const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
-/** Runs the CLI from source as its own process, as `onceflow …` would run. */
-function onceflow(argv: string[], env: Record<string, string> = {}) {
+/**
+ * Runs the CLI from source as its own process, as `onceflow …` would run (under tsx, so a
+ * TypeScript config file loads), with no colour settings of its own: its stdout is a pipe.
+ */
+function onceflow(argv: string[], env: Record<string, string> = {}, cwd = root) {
+  const { FORCE_COLOR: _, NO_COLOR: __, ...inherited } = process.env;
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       process.execPath,
-      ['--conditions=@onceflow/source', '--import', 'tsx', bin, ...argv],
-      { cwd: root, env: { ...process.env, ...env } },
+      ['--conditions=@onceflow/source', '--import', tsx, bin, ...argv],
+      { cwd, env: { ...inherited, ...env } },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
         resolve({ code, stdout, stderr });
@@ -66,6 +74,30 @@ describe('the onceflow binary', () => {
       const group = topic.length === 1 && topic[0] !== 'replay';
       expect(help?.stdout).toContain(group ? 'Commands:' : 'Exit codes:');
     });
+  });
+
+  it('reads onceflow.config.ts in its working directory; FORCE_COLOR colours a pipe', async () => {
+    const own = await createDbFile();
+    const embedded = createEmbedded({ path: own });
+    await deadLetter(embedded.records, [event('evt_1')]);
+    await embedded.close();
+    const dir = dirname(own);
+    const config = `import type { OnceflowConfig } from '${fileURLToPath(new URL('../src/index.ts', import.meta.url))}';
+const config: OnceflowConfig = { embedded: { db: 'onceflow.db' }, defaults: { actor: 'cli:ts' } };
+export default config;
+`;
+    writeFileSync(join(dir, 'onceflow.config.ts'), config);
+    const [plain, coloured] = await Promise.all([
+      onceflow(['dead-letters', 'purge', '--all'], {}, dir),
+      onceflow(['dead-letters', 'purge', '--all'], { FORCE_COLOR: '1' }, dir),
+    ]);
+    expect(plain.stderr).toBe('');
+    expect(plain.stdout).toMatch(
+      /^DRY RUN: would purge 1 dead letter\. Nothing was changed\.\nEach would be marked discarded by cli:ts: /,
+    );
+    expect(
+      coloured.stdout.startsWith('\u001b[33mDRY RUN:\u001b[39m would purge 1 dead letter.'),
+    ).toBe(true);
   });
 
   it('redrives with --apply, reading the database from ONCEFLOW_DB', async () => {

@@ -49,7 +49,7 @@ describe('dead-letter actions on the embedded store', () => {
     expect(await embedded.records.count({ state: 'discarded' })).toBe(6);
   });
 
-  it('--json prints no progress; --all --apply redrives every one, published in order', async () => {
+  it('--json: a short run prints no progress; --all --apply redrives every one, published in order', async () => {
     const { code, json, err } = await run([
       'dead-letters',
       'redrive',
@@ -66,6 +66,7 @@ describe('dead-letter actions on the embedded store', () => {
       dryRun: false,
       actor: 'cli:ops',
       to: `embedded queue "events" in ${db}`,
+      rate: null,
       count: 6,
       skipped: [],
     });
@@ -73,6 +74,24 @@ describe('dead-letter actions on the embedded store', () => {
     expect(
       copies.map((d) => [d.envelope.id, d.attempt, d.envelope.headers['x-onceflow-redrive']]),
     ).toEqual([1, 2, 3, 4, 5, 6].map((n) => [`evt_${n}`, 1, 'cli:ops']));
+  });
+
+  it('--json with --rate: progress as NDJSON on stderr, the result one document on stdout', async () => {
+    const { code, json, err } = await run([
+      'dead-letters',
+      'purge',
+      '--all',
+      '--rate',
+      '4/s',
+      '--apply',
+      '--json',
+    ]);
+    expect(code).toBe(0);
+    expect(json()).toMatchObject({ action: 'purge', dryRun: false, rate: 4, count: 6 });
+    expect(err.length).toBeGreaterThanOrEqual(1);
+    const lines = err.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const line of lines) expect(line).toMatchObject({ progress: 'purge', total: 6 });
+    expect(lines.at(-1)).toMatchObject({ done: 6, etaMs: 0 });
   });
 
   it('a dry run lists the first 20 and counts the rest; --limit says how many more match', async () => {

@@ -57,6 +57,9 @@ describe('replay', () => {
       'DRY RUN: would replay 3 completed events received from 2025-03-01T12:00:00.000Z to 2025-03-01T13:00:00.000Z as replay r1. Nothing was published.',
     );
     expect([...text().matchAll(/evt_\w+/g)].map((m) => m[0])).toEqual(['evt_1', 'evt_2', 'evt_3']);
+    expect(out[1]).toBe(
+      `Each would be published again to embedded queue "events" as "<id>#replay-r1" with the header x-onceflow-replay-of, so workers process it again.`,
+    );
     expect(text()).toContain(
       '2 events in the window not completed (on their way, dead-lettered or discarded), skipped.',
     );
@@ -182,6 +185,116 @@ describe('replay', () => {
     } finally {
       await embedded.close();
     }
+  });
+});
+
+describe('replay by id', () => {
+  it('dry run names exactly the given completed events; --apply publishes their copies', async () => {
+    const dry = await run('replay', 'stripe/evt_2', 'github/evt_3', '--replay-id', 'r1');
+    expect(dry.code).toBe(0);
+    expect(dry.out[0]).toBe(
+      'DRY RUN: would replay 2 completed events named by id as replay r1. Nothing was published.',
+    );
+    expect(dry.text()).toContain('Run again with --apply --replay-id r1 to publish exactly these.');
+    expect(await queued()).toBe(0);
+    const applied = await run(
+      'replay',
+      'stripe/evt_2',
+      'github/evt_3',
+      '--replay-id',
+      'r1',
+      '--apply',
+      '--json',
+    );
+    expect(applied.json()).toMatchObject({
+      action: 'replay',
+      dryRun: false,
+      count: 2,
+      since: null,
+    });
+    expect((await consumeAll(2)).map((e) => e.id)).toEqual(['evt_2#replay-r1', 'evt_3#replay-r1']);
+  });
+
+  it('refuses an id with no record or not completed (exit 3) before publishing any', async () => {
+    const { code, out, errText } = await run(
+      'replay',
+      'stripe/evt_1',
+      'stripe/evt_waiting',
+      'stripe/evt_404',
+      '--apply',
+    );
+    expect(code).toBe(3);
+    expect(out).toEqual([]);
+    expect(errText()).toBe(
+      'Not replayable: stripe/evt_waiting (enqueued, not completed), stripe/evt_404 (no record). Nothing was published.',
+    );
+    expect(await queued()).toBe(0);
+  });
+
+  it('ids and a window are one or the other', async () => {
+    const { code, errText } = await run('replay', 'stripe/evt_1', '--since', '1d');
+    expect(code).toBe(2);
+    expect(errText()).toContain(
+      'replay: give <source>/<id>... or a window (--since), not --since too',
+    );
+  });
+});
+
+describe('replay pacing and progress', () => {
+  it('--since takes a duration ago', async () => {
+    // The seeded events were received in March 2025, before this test runs.
+    const { json } = await run('replay', '--since', '100000d', '--replay-id', 'r1', '--json');
+    expect(json()).toMatchObject({ dryRun: true, count: 5, skipped: 2 });
+    const none = await run('replay', '--since', '1m', '--json');
+    expect(none.json()).toMatchObject({ count: 0 });
+  });
+
+  it('the dry run says how long --rate makes it take', async () => {
+    const { text } = await run('replay', '--since', '2025-01-01', '--rate', '2/s');
+    expect(text()).toContain('At --rate 2/s that takes about 2s.');
+  });
+
+  it('--rate paces the publishes; a run over a second prints count, rate and ETA', async () => {
+    const started = Date.now();
+    const { code, out, err } = await run(
+      'replay',
+      '--since',
+      '2025-01-01',
+      '--rate',
+      '3',
+      '--apply',
+    );
+    expect(code).toBe(0);
+    // Five publishes at 3 a second: the last starts 1.33 s after the first.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1300);
+    expect(out[0]).toMatch(/^Replayed 5 completed events /);
+    expect(err.length).toBeGreaterThanOrEqual(1);
+    for (const line of err) expect(line).toMatch(/^replay: [1-5]\/5 \(\d+%\), [\d.]+\/s, ETA \S+$/);
+    expect(err.at(-1)).toMatch(/^replay: 5\/5 \(100%\), /);
+    expect(await queued()).toBe(5);
+  });
+
+  it('with --json the progress is NDJSON on stderr and the result one document on stdout', async () => {
+    const { code, json, err } = await run(
+      'replay',
+      '--since',
+      '2025-01-01',
+      '--rate',
+      '3',
+      '--apply',
+      '--json',
+    );
+    expect(code).toBe(0);
+    expect(json()).toMatchObject({ action: 'replay', dryRun: false, count: 5, rate: 3 });
+    expect(err.length).toBeGreaterThanOrEqual(1);
+    const lines = err.map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const line of lines)
+      expect(line).toMatchObject({
+        progress: 'replay',
+        total: 5,
+        ratePerSecond: expect.any(Number),
+      });
+    expect(lines.at(-1)).toMatchObject({ done: 5, etaMs: 0 });
   });
 });
 

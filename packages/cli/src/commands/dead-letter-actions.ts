@@ -9,8 +9,8 @@ import {
   type Transport,
 } from '@onceflow/core';
 import { EXIT } from '../exit-codes.js';
-import { plural } from '../format.js';
-import { type Output, printJson } from '../output.js';
+import { humanDuration, plural } from '../format.js';
+import { type Output, printJson, toneErr, toneOut } from '../output.js';
 import { createPacer } from '../pace.js';
 import { createProgress } from '../progress.js';
 import { recordTable } from '../record-format.js';
@@ -82,14 +82,19 @@ function printDryRun(
   selected: readonly EventRecord[],
   more: number,
   effect: string,
+  rate: number | undefined,
   output: Output,
 ) {
   const verb = action === 'redrive' ? 'redrive' : 'purge';
   output.out(
-    `DRY RUN: would ${verb} ${plural(selected.length, 'dead letter')}. Nothing was changed.`,
+    `${toneOut(output, 'warn', 'DRY RUN:')} would ${verb} ${plural(selected.length, 'dead letter')}. Nothing was changed.`,
   );
   if (selected.length > 0) {
     output.out(effect);
+    if (rate !== undefined)
+      output.out(
+        `At --rate ${rate}/s that takes about ${humanDuration((selected.length / rate) * 1000)}.`,
+      );
     for (const line of recordTable(selected.slice(0, SHOWN), true)) output.out(line);
     if (selected.length > SHOWN) output.out(`… and ${selected.length - SHOWN} more.`);
   }
@@ -110,9 +115,8 @@ async function act(
       ? await redriveDeadLetters({ records, transport: NOTHING_PUBLISHED }, base)
       : await discardDeadLetters(records, base);
   if (plan.skipped.length > 0) {
-    output.err(
-      `Not dead letters: ${await describeSkipped(records, plan.skipped)}. Nothing was changed.`,
-    );
+    const why = await describeSkipped(records, plan.skipped);
+    output.err(toneErr(output, 'error', `Not dead letters: ${why}. Nothing was changed.`));
     return EXIT.notFound;
   }
   const { selected } = plan;
@@ -126,6 +130,7 @@ async function act(
         dryRun: true,
         actor: options.actor,
         ...(to === undefined ? {} : { to }),
+        rate: options.rate ?? null,
         count: selected.length,
         moreBeyondLimit: more,
         deadLetters: selected.map(summary),
@@ -136,7 +141,7 @@ async function act(
       action === 'purge'
         ? `Each would be marked discarded by ${options.actor}: never delivered again, kept for dedupe and audit until retention.`
         : `Each would be published again ${to ? `to ${to}` : '(give --to with --apply: the transport to publish through)'} with a dedupe key of its own, and recorded as redriven by ${options.actor}; a worker then runs it from attempt 1.`;
-    printDryRun(action, selected, more, effect, output);
+    printDryRun(action, selected, more, effect, options.rate, output);
     return EXIT.ok;
   }
 
@@ -148,13 +153,16 @@ async function act(
   };
   if (selected.length === 0) return finish(action, options, output, undefined, 0, []);
   const pace = createPacer(options.rate);
-  const progress = options.json
-    ? undefined
-    : createProgress({ verb: action, output, intervalMs: options.progressIntervalMs });
+  const progress = createProgress({
+    verb: action,
+    output,
+    json: options.json,
+    intervalMs: options.progressIntervalMs,
+  });
   let done = 0;
   const onProgress = (n: number, total: number) => {
     done = n;
-    progress?.update(n, total);
+    progress.update(n, total);
   };
   let destination: string | undefined;
   try {
@@ -179,13 +187,12 @@ async function act(
       };
       result = await discardDeadLetters(paced, { ...apply, onProgress });
     }
-    progress?.done(result.done, selected.length);
+    progress.done(result.done, selected.length);
     return finish(action, options, output, destination, result.done, result.skipped);
   } catch (err) {
     if (destination === undefined && action === 'redrive') throw err;
-    output.err(
-      `${action === 'redrive' ? 'Redrive' : 'Purge'} stopped after ${done} of ${plural(selected.length, 'dead letter')}: ${(err as Error).message}`,
-    );
+    const what = `${action === 'redrive' ? 'Redrive' : 'Purge'} stopped after ${done} of ${plural(selected.length, 'dead letter')}`;
+    output.err(toneErr(output, 'error', `${what}: ${(err as Error).message}`));
     output.err(
       'Those done are no longer dead letters: run the same command again to go on with the rest.',
     );
@@ -207,6 +214,7 @@ function finish(
       dryRun: false,
       actor: options.actor,
       ...(action === 'redrive' ? { to: destination ?? null } : {}),
+      rate: options.rate ?? null,
       count: done,
       skipped,
     });
@@ -215,8 +223,8 @@ function finish(
   const what = plural(done, 'dead letter');
   output.out(
     action === 'redrive'
-      ? `Redrove ${what}${destination ? ` to ${destination}` : ''} as ${options.actor}.`
-      : `Purged ${what} as ${options.actor}: marked discarded, kept for dedupe and audit until retention.`,
+      ? `${toneOut(output, 'ok', 'Redrove')} ${what}${destination ? ` to ${destination}` : ''} as ${options.actor}.`
+      : `${toneOut(output, 'ok', 'Purged')} ${what} as ${options.actor}: marked discarded, kept for dedupe and audit until retention.`,
   );
   if (skipped.length > 0)
     output.out(

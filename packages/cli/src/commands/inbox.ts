@@ -1,7 +1,7 @@
 import type { EventState, Inbox } from '@onceflow/core';
 import type { InboxBrowser } from '../browser.js';
 import { humanDuration, keyValues, plural } from '../format.js';
-import { type Output, printJson } from '../output.js';
+import { type Output, printJson, toneOut } from '../output.js';
 
 /**
  * Prints the inbox counters: pending (claimed, not enqueued), enqueued, processed, conflicts, and
@@ -87,7 +87,8 @@ export async function purgeInbox(
       count === null
         ? 'every enqueued, completed or discarded event'
         : plural(count, 'enqueued, completed or discarded event');
-    output.out(`DRY RUN: would purge ${what} received before ${before}. Nothing was changed.`);
+    const head = toneOut(output, 'warn', 'DRY RUN:');
+    output.out(`${head} would purge ${what} received before ${before}. Nothing was changed.`);
     if (count === null) output.out('(This store cannot count them without deleting.)');
     output.out(FORGET_WARNING);
     output.out('Run again with --apply to do it.');
@@ -98,6 +99,8 @@ export async function purgeInbox(
     printJson(output, { action: 'purge', dryRun: false, olderThan: before, count });
     return 0;
   }
-  output.out(`Purged ${plural(count, 'event')} received before ${before}.`);
+  output.out(
+    `${toneOut(output, 'ok', 'Purged')} ${plural(count, 'event')} received before ${before}.`,
+  );
   return 0;
 }

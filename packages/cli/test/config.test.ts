@@ -1,0 +1,230 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createPostgresInbox, migrate } from '@onceflow/inbox-postgres';
+import { createRedisInbox } from '@onceflow/inbox-redis';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../src/run.js';
+import { captureOutput, createDbFile, deadLetter, event, open, tempDbPath } from './helpers.js';
+
+/** A fresh folder, removed after the file's tests, with the given files written in it. */
+function folder(files: Record<string, string | object> = {}): string {
+  const dir = dirname(tempDbPath());
+  mkdirSync(dir, { recursive: true });
+  for (const [name, content] of Object.entries(files)) {
+    const text = typeof content === 'string' ? content : JSON.stringify(content);
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+const run = async (cwd: string, argv: string[], env: Record<string, string> = {}) => {
+  const io = captureOutput();
+  const code = await runCli(argv, { output: io.output, env, cwd });
+  return { code, ...io };
+};
+
+/** A folder holding an embedded file with two dead letters at `data/onceflow.db`. */
+async function embeddedFolder(files: Record<string, string | object>): Promise<string> {
+  const dir = folder(files);
+  mkdirSync(join(dir, 'data'), { recursive: true });
+  const db = await createDbFile(join(dir, 'data', 'onceflow.db'));
+  const embedded = await open(db);
+  try {
+    await deadLetter(embedded.records, [event('evt_1'), event('evt_2')]);
+  } finally {
+    await embedded.close();
+  }
+  return dir;
+}
+
+describe('the config file', () => {
+  it('onceflow.config.json in the working directory names the store; no flags needed', async () => {
+    const dir = await embeddedFolder({
+      'onceflow.config.json': { store: 'embedded', embedded: { db: 'data/onceflow.db' } },
+    });
+    const { code, json } = await run(dir, ['dead-letters', 'list', '--json']);
+    expect(code).toBe(0);
+    expect(json()).toMatchObject({ total: 2 });
+  });
+
+  it('flags win over the environment, which wins over the file', async () => {
+    const dir = await embeddedFolder({
+      'onceflow.config.json': { embedded: { db: 'missing.db' }, defaults: { actor: 'cli:file' } },
+    });
+    const real = join(dir, 'data', 'onceflow.db');
+    const fromFile = await run(dir, ['inbox', 'stats']);
+    expect(fromFile.code).toBe(1);
+    expect(fromFile.errText()).toContain(`no onceflow database at ${join(dir, 'missing.db')}`);
+    const fromEnv = await run(dir, ['dead-letters', 'purge', '--all', '--json'], {
+      ONCEFLOW_DB: real,
+    });
+    expect(fromEnv.json()).toMatchObject({ actor: 'cli:file', count: 2 });
+    const fromFlag = await run(
+      dir,
+      ['dead-letters', 'purge', '--all', '--json', '--db', real, '--actor', 'cli:flag'],
+      { ONCEFLOW_DB: join(dir, 'also-missing.db') },
+    );
+    expect(fromFlag.json()).toMatchObject({ actor: 'cli:flag', count: 2 });
+  });
+
+  it('defaults.actor and defaults.rate apply to redrive, purge and replay', async () => {
+    const dir = await embeddedFolder({
+      'onceflow.config.json': {
+        embedded: { db: 'data/onceflow.db' },
+        defaults: { actor: 'cli:night-shift', rate: 20 },
+      },
+    });
+    const dry = await run(dir, ['dead-letters', 'redrive', '--all']);
+    expect(dry.out[1]).toContain('recorded as redriven by cli:night-shift');
+    expect(dry.text()).toContain('At --rate 20/s that takes about 100ms.');
+    const purge = await run(dir, ['dead-letters', 'purge', 'stripe/evt_1', '--apply']);
+    expect(purge.out[0]).toMatch(/^Purged 1 dead letter as cli:night-shift: /);
+    const replay = await run(dir, ['replay', '--since', '1d', '--json']);
+    expect(replay.json()).toMatchObject({ action: 'replay', rate: 20 });
+  });
+
+  it('--config and ONCEFLOW_CONFIG name a file elsewhere; .mjs and .ts export it as default', async () => {
+    const dir = await embeddedFolder({
+      'conf/ops.mjs': `export default { embedded: { db: '../data/onceflow.db' }, defaults: { actor: 'cli:mjs' } };`,
+      'conf/ops.ts': `const config: { embedded: { db: string } } = { embedded: { db: '../data/onceflow.db' } };\nexport default config;`,
+    });
+    const mjs = await run(dir, [
+      'dead-letters',
+      'purge',
+      '--all',
+      '--json',
+      '--config',
+      'conf/ops.mjs',
+    ]);
+    expect(mjs.json()).toMatchObject({ actor: 'cli:mjs', count: 2 });
+    const ts = await run(dir, ['dead-letters', 'list', '--json'], {
+      ONCEFLOW_CONFIG: join(dir, 'conf/ops.ts'),
+    });
+    expect(ts.json()).toMatchObject({ total: 2 });
+  });
+
+  const refusals: [string, Record<string, string | object>, string[], RegExp][] = [
+    [
+      'a field of the wrong type, naming it',
+      { 'onceflow.config.json': { postgres: { url: 5 } } },
+      [],
+      /onceflow\.config\.json \(.+\):\n {2}postgres\.url: Invalid input: expected string, received number/,
+    ],
+    [
+      'a misspelt key',
+      { 'onceflow.config.json': { postgress: { url: 'postgres://x' } } },
+      [],
+      /\(top level\): Unrecognized key: "postgress"/,
+    ],
+    [
+      'a rate that is not positive, and an actor with a control character',
+      { 'onceflow.config.json': { defaults: { rate: 0, actor: 'a\u0007b' } } },
+      [],
+      /defaults\.actor: no control characters\n {2}defaults\.rate: Too small/,
+    ],
+    ['a file that is not JSON', { 'onceflow.config.json': '{ store: ' }, [], /not valid JSON/],
+    [
+      'a store the CLI does not know',
+      { 'onceflow.config.json': { store: 'nats' } },
+      [],
+      /onceflow\.config\.json: store: unknown store "nats" \(known: embedded, postgres, redis\)/,
+    ],
+    [
+      'two config files',
+      { 'onceflow.config.json': {}, 'onceflow.config.mjs': 'export default {};' },
+      [],
+      /onceflow\.config\.json and onceflow\.config\.mjs in .+: keep one, or name it with --config/,
+    ],
+    [
+      'a --config that does not exist',
+      {},
+      ['--config', 'nope.json'],
+      /--config: no file at .+nope\.json/,
+    ],
+    [
+      'a module without a default export',
+      { 'onceflow.config.mjs': 'export const store = "embedded";' },
+      [],
+      /no default export/,
+    ],
+  ];
+  for (const [what, files, flags, message] of refusals) {
+    it(`refuses ${what} with exit 2, touching nothing`, async () => {
+      const dir = folder(files);
+      const { code, out, errText } = await run(dir, ['dead-letters', 'list', ...flags]);
+      expect(code).toBe(2);
+      expect(out).toEqual([]);
+      expect(errText()).toMatch(message);
+    });
+  }
+
+  it('--help and --version answer even beside a broken config file', async () => {
+    const dir = folder({ 'onceflow.config.json': '{' });
+    expect((await run(dir, ['--help'])).code).toBe(0);
+    expect((await run(dir, ['replay', '--help'])).code).toBe(0);
+    const version = await run(dir, ['--version', '--json']);
+    expect(version.code).toBe(0);
+    expect(version.json()).toMatchObject({ name: '@onceflow/cli' });
+  });
+});
+
+describe('the config file with real stores', () => {
+  const PG_URL = process.env.ONCEFLOW_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const REDIS_URL = process.env.ONCEFLOW_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const schema = `cli_cfg_${randomBytes(4).toString('hex')}`;
+  const prefix = `onceflow-cli-cfg-${randomBytes(4).toString('hex')}`;
+  const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
+  const redis = new Redis(REDIS_URL);
+  const redisStore = createRedisInbox({ redis, prefix });
+
+  beforeAll(async () => {
+    await migrate(pool, { schema });
+    await deadLetter(createPostgresInbox({ pool, schema }), [event('evt_pg', { source: 'cfg' })]);
+    await deadLetter(redisStore, [event('evt_redis', { source: 'cfg' })]);
+  });
+  afterAll(async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
+    const keys = await redis.keys(`${redisStore.keyBase}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('reaches PostgreSQL by the url, schema and table in the file', async () => {
+    const dir = folder({
+      'onceflow.config.json': {
+        store: 'postgres',
+        postgres: { url: PG_URL, schema, table: 'onceflow_inbox' },
+      },
+    });
+    const { code, json } = await run(dir, ['dead-letters', 'list', '--source', 'cfg', '--json']);
+    expect(code).toBe(0);
+    expect(json()).toMatchObject({ total: 1, deadLetters: [{ id: 'evt_pg' }] });
+  });
+
+  it('reaches Redis by the url and prefix in the file; --store on the command line wins', async () => {
+    const dir = folder({
+      'onceflow.config.mjs': `export default ${JSON.stringify({
+        store: 'postgres',
+        postgres: { url: PG_URL, schema },
+        redis: { url: REDIS_URL, prefix },
+      })};`,
+    });
+    const { code, json } = await run(dir, [
+      'events',
+      'show',
+      'cfg/evt_redis',
+      '--store',
+      'redis',
+      '--json',
+    ]);
+    expect(code).toBe(0);
+    expect(json()).toMatchObject({ source: 'cfg', id: 'evt_redis', state: 'dead-lettered' });
+    const pgRun = await run(dir, ['events', 'show', 'cfg/evt_redis', '--json']);
+    expect(pgRun.code).toBe(3);
+  });
+});
