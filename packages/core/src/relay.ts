@@ -1,8 +1,11 @@
+import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { Inbox } from './contracts/inbox.js';
 import type { Transport } from './contracts/transport.js';
 import { type Logger, silentLogger } from './observability/logger.js';
 import type { OnceflowMetrics } from './observability/metrics.js';
+import { publishTraced } from './observability/trace-publish.js';
+import { resolveTracer } from './observability/tracing.js';
 import { createTicker, type Ticker } from './ticker.js';
 import { parseConfig } from './transport-kit/parse-config.js';
 
@@ -21,6 +24,7 @@ const schema = z.object({
   batchSize: z.number().int().positive().default(100),
   logger: z.custom<Logger>().default(silentLogger),
   metrics: z.custom<OnceflowMetrics>().optional(),
+  tracer: z.custom<Tracer>().optional().transform(resolveTracer),
 });
 
 export interface RelayOptions {
@@ -37,6 +41,12 @@ export interface RelayOptions {
   batchSize?: number | undefined;
   logger?: Logger | undefined;
   metrics?: OnceflowMetrics | undefined;
+  /**
+   * OpenTelemetry tracer for the `send` span of each batch, linked to each claim's receipt (the
+   * envelopes keep their trace context, so their deliveries continue the receipt's trace).
+   * Default: the global API's, a no-op until an SDK is registered.
+   */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -63,13 +73,14 @@ export interface Relay extends Ticker {
  * await relay.close();
  */
 export function createRelay(options: RelayOptions): Relay {
-  const { inbox, transport, olderThanMs, leaseMs, intervalMs, batchSize, logger, metrics } =
+  const { inbox, transport, olderThanMs, leaseMs, intervalMs, batchSize, logger, metrics, tracer } =
     parseConfig('relay config', schema, options);
 
   const runBatch = async (): Promise<number> => {
     const stale = await inbox.takeStale({ olderThanMs, leaseMs, limit: batchSize });
     if (stale.length === 0) return 0;
-    await transport.publish(stale.map(({ envelope }) => ({ envelope })));
+    const messages = stale.map(({ envelope }) => ({ envelope }));
+    await publishTraced(tracer, transport, messages, { created: true });
     await Promise.all(
       stale.map(async ({ envelope: { source, id }, token }) => {
         metrics?.relayRepublished.inc({ source });

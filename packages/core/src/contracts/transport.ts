@@ -104,6 +104,11 @@ export interface Subscription {
 export interface Transport {
   /** Short broker name: `memory`, `embedded`, `sqs`, `rabbitmq`, `kafka`, `bullmq`. */
   readonly name: string;
+  /**
+   * The queue or topic, as the broker names it: `messaging.destination.name` on onceflow's spans.
+   * Optional: spans of a transport without one are named without it.
+   */
+  readonly destination?: string | undefined;
   readonly capabilities: TransportCapabilities;
   publish(messages: readonly OutgoingMessage[]): Promise<void>;
   consume(

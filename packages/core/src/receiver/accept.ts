@@ -1,8 +1,11 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { ClaimResult, Inbox } from '../contracts/inbox.js';
 import type { Transport } from '../contracts/transport.js';
 import type { Envelope } from '../envelope.js';
 import type { Logger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
+import { publishTraced } from '../observability/trace-publish.js';
+import { traceClaim } from '../observability/trace-receipt.js';
 import type { ReceiveOutcome } from './reply.js';
 
 export interface AcceptDeps {
@@ -11,6 +14,8 @@ export interface AcceptDeps {
   readonly leaseMs: number;
   readonly logger: Logger;
   readonly metrics?: OnceflowMetrics | undefined;
+  /** Claims and publishes get spans under the active (receipt) span. */
+  readonly tracer: Tracer;
 }
 
 type Claimed = { readonly envelope: Envelope; readonly token: string };
@@ -35,7 +40,7 @@ export async function acceptOne(deps: AcceptDeps, envelope: Envelope): Promise<R
   }
   const owned = { envelope, token: claim.token };
   try {
-    await deps.transport.publish([{ envelope }]);
+    await publishTraced(deps.tracer, deps.transport, [{ envelope }]);
   } catch (err) {
     deps.logger.error(
       { err, source: envelope.source, id: envelope.id },
@@ -70,7 +75,11 @@ export async function acceptMany(
   if (owned.length === 0) return outcomes;
   let outcome: ReceiveOutcome = 'accepted';
   try {
-    await deps.transport.publish(owned.map(({ envelope }) => ({ envelope })));
+    await publishTraced(
+      deps.tracer,
+      deps.transport,
+      owned.map(({ envelope }) => ({ envelope })),
+    );
   } catch (err) {
     outcome = 'unavailable';
     const ids = owned.map((c) => c.envelope.id);
@@ -85,7 +94,9 @@ export async function acceptMany(
 /** The claim, or the error the inbox threw (logged here). */
 async function claimOf(deps: AcceptDeps, envelope: Envelope): Promise<ClaimResult | Error> {
   try {
-    return await deps.inbox.claim(envelope, { leaseMs: deps.leaseMs });
+    return await traceClaim(deps.tracer, envelope, () =>
+      deps.inbox.claim(envelope, { leaseMs: deps.leaseMs }),
+    );
   } catch (err) {
     deps.logger.error({ err, source: envelope.source, id: envelope.id }, 'inbox claim failed');
     return err instanceof Error ? err : new Error(String(err));

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { Inbox } from '../contracts/inbox.js';
 import type { Source } from '../contracts/source.js';
@@ -5,6 +6,7 @@ import type { Transport } from '../contracts/transport.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
+import { resolveTracer } from '../observability/tracing.js';
 import { isSignatureHeader } from './headers.js';
 import { DEFAULT_INBOX_RETENTION_MS } from './retention.js';
 
@@ -46,6 +48,7 @@ const schema = z.object({
   logger: z.custom<Logger>(hasMethods('info', 'warn', 'error')).default(silentLogger),
   metrics: z.custom<OnceflowMetrics>((v) => isObject(v) && isObject(v.webhooksReceived)).optional(),
   now: z.custom<() => Date>((v) => typeof v === 'function').default(() => () => new Date()),
+  tracer: z.custom<Tracer>(hasMethods('startSpan')).optional().transform(resolveTracer),
 });
 
 /** Everything `createReceiver` takes. Only `sources`, `inbox` and `transport` are required. */
@@ -99,6 +102,11 @@ export interface ReceiverConfig {
   metrics?: OnceflowMetrics | undefined;
   /** Clock for signature tolerance and `receivedAt`. Default `() => new Date()`. */
   now?: (() => Date) | undefined;
+  /**
+   * OpenTelemetry tracer for the receipt span and its verify, claim and send children. Default:
+   * the global API's (`trace.getTracer('@onceflow/core')`), a no-op until an SDK is registered.
+   */
+  tracer?: Tracer | undefined;
 }
 
 export type ResolvedReceiverConfig = z.output<typeof schema>;

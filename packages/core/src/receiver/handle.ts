@@ -1,7 +1,9 @@
+import type { Span } from '@opentelemetry/api';
 import type { Source } from '../contracts/source.js';
 import type { VerifiedEvent } from '../contracts/verifier.js';
 import { type Envelope, hashPayload } from '../envelope.js';
 import { BadRequestError, SignatureError } from '../errors.js';
+import { injectReceipt, traceReceipt, traceVerify } from '../observability/trace-receipt.js';
 import { acceptMany, acceptOne } from './accept.js';
 import type { ResolvedReceiverConfig } from './config.js';
 import { headerPicker } from './headers.js';
@@ -22,11 +24,17 @@ export function createHandler(
 ): (name: string, req: UnreadRequest) => Promise<Reply> {
   const sources = new Map<string, Source>(Object.entries(cfg.sources));
   const pick = headerPicker(cfg.keepHeaders);
+  const { tracer } = cfg;
   const intake = createIntake(cfg);
   const { retryAfterSec, logger, metrics, now } = cfg;
   const fail = (outcome: ReceiveOutcome) => reply(outcome, {}, retryAfterSec);
 
-  const receive = async (name: string, source: Source, req: UnreadRequest): Promise<Reply> => {
+  const receive = async (
+    name: string,
+    source: Source,
+    req: UnreadRequest,
+    receipt: Span,
+  ): Promise<Reply> => {
     const body = await intake.read(name, req);
     if (!(body instanceof Uint8Array)) return body;
 
@@ -37,7 +45,9 @@ export function createHandler(
       const handshake = source.verifier.handshake?.(webhook, receivedAt);
       if (handshake) return { ...handshake, outcome: 'handshake' };
       if (req.method !== 'POST') return intake.refuse(name);
-      events = source.verifier.verify(webhook, receivedAt);
+      events = traceVerify(tracer, receipt, name, () =>
+        source.verifier.verify(webhook, receivedAt),
+      );
     } catch (err) {
       if (err instanceof SignatureError) {
         logger.warn({ source: name, reason: err.message }, 'webhook rejected: signature');
@@ -53,6 +63,7 @@ export function createHandler(
     if (events.length === 0) return fail('bad-request');
 
     const headers = pick(req.headers);
+    injectReceipt(receipt, headers);
     const at = receivedAt.toISOString();
     if (metrics) observeLag(metrics.receiptLag, name, receivedAt, events);
 
@@ -66,13 +77,16 @@ export function createHandler(
     return reply(combine(outcomes), detail, retryAfterSec);
   };
 
+  const traced = (name: string, source: Source, req: UnreadRequest) =>
+    traceReceipt(tracer, name, req.headers, (span) => receive(name, source, req, span));
+
   return async (name, req) => {
     const started = metrics ? performance.now() : 0;
     const source = sources.get(name);
     const label = source ? name : UNKNOWN;
     let answer: Reply;
     try {
-      answer = source ? await receive(name, source, req) : fail('unknown-source');
+      answer = source ? await traced(name, source, req) : fail('unknown-source');
     } catch (err) {
       // Only a store that throws synchronously gets here; nothing was acknowledged.
       logger.error({ err, source: label }, 'receive failed; answering 503');

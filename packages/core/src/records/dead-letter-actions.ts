@@ -1,7 +1,9 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { EventRecord, RecordFilter, RecordStore } from '../contracts/records.js';
 import type { Transport } from '../contracts/transport.js';
 import type { Envelope } from '../envelope.js';
 import { UsageError } from '../errors.js';
+import { publishInNewTraces } from '../observability/trace-publish.js';
 import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 
 /** Header on a redriven copy: who redrove it. The worker then acquires the dead-lettered record. */
@@ -68,7 +70,8 @@ async function select(records: RecordStore, selection: DeadLetterSelection) {
  * Sends dead letters back to work: each selected record's stored envelope is published again
  * with the header `x-onceflow-redrive` and a dedupe key of its own (so broker dedupe does not
  * swallow it), then the record moves to `enqueued` with the actor in its history; the worker
- * starts it again at attempt 1. A dry run unless `apply`.
+ * starts it again at attempt 1. A dry run unless `apply`. Each copy starts a trace of its own,
+ * linked to the dead letter's original trace (`publishInNewTraces`).
  *
  * A crash between the publish and the record update leaves a published copy and a record still
  * dead-lettered: the worker acquires it anyway (the header says it is a redrive), so it runs
@@ -79,7 +82,12 @@ async function select(records: RecordStore, selection: DeadLetterSelection) {
  * await redriveDeadLetters({ records, transport }, { filter: { source: 'stripe' }, actor: 'cli:ops', apply: true });
  */
 export async function redriveDeadLetters(
-  stores: { readonly records: RecordStore; readonly transport: Pick<Transport, 'publish'> },
+  stores: {
+    readonly records: RecordStore;
+    readonly transport: Pick<Transport, 'publish'>;
+    /** For the redrive's new trace per dead letter. Default: the global API's tracer. */
+    readonly tracer?: Tracer | undefined;
+  },
   options: DeadLetterActionOptions,
 ): Promise<DeadLetterActionResult> {
   const { selected, skipped } = await select(stores.records, options);
@@ -96,9 +104,12 @@ export async function redriveDeadLetters(
       ...stored.envelope,
       headers: { ...stored.envelope.headers, [REDRIVE_HEADER]: options.actor },
     };
-    await stores.transport.publish([
-      { envelope, dedupeKey: `${dedupeKeyOf({ envelope })}:redrive:${run}` },
-    ]);
+    const dedupeKey = `${dedupeKeyOf({ envelope })}:redrive:${run}`;
+    await publishInNewTraces(stores.transport, [{ envelope, dedupeKey }], {
+      operation: 'redrive',
+      actor: options.actor,
+      tracer: stores.tracer,
+    });
     // False when a worker already took the copy (its begin wrote `redriven by <actor>`).
     await stores.records.act(record.source, record.id, { kind: 'redriven', actor: options.actor });
     done++;

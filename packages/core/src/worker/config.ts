@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
 import { hostname } from 'node:os';
 import type { RecordStore } from '../contracts/records.js';
@@ -6,6 +7,7 @@ import { ConfigError } from '../errors.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
+import { resolveTracer } from '../observability/tracing.js';
 import type { EventHandler } from './handler.js';
 import type { HandlerMiddleware } from './middleware.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -66,6 +68,11 @@ export interface WorkerConfig {
   readonly logger?: Logger | undefined;
   /** processed, retries, deadLettered, handlerDuration, duplicatesSuppressed{layer:'worker'}. */
   readonly metrics?: OnceflowMetrics | undefined;
+  /**
+   * OpenTelemetry tracer for the `process`, `handle` and settle spans of each delivery attempt.
+   * Default: the global API's (`trace.getTracer('@onceflow/core')`), a no-op until an SDK is registered.
+   */
+  readonly tracer?: Tracer | undefined;
   /** Clock in ms (for durations and lock bookkeeping). Default `Date.now`. For tests. */
   readonly now?: (() => number) | undefined;
   /** Uniform [0, 1) source for jitter. Default `Math.random`. For tests. */
@@ -135,6 +142,10 @@ const schema = z
         'must be an OnceflowMetrics (createMetrics() or your own)',
       )
       .optional(),
+    tracer: z
+      .custom<Tracer>((v) => hasMethods('startSpan')(v), 'must be an OpenTelemetry Tracer')
+      .optional()
+      .transform(resolveTracer),
     now: fnOr(Date.now),
     random: fnOr(Math.random),
   })

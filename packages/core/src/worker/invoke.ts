@@ -1,4 +1,5 @@
 import { OnceflowError } from '../errors.js';
+import { traceHandler } from '../observability/trace-delivery.js';
 import { createHandlerContext } from './context.js';
 import type { EventHandler } from './handler.js';
 import type { LockDeps } from './lock.js';
@@ -26,7 +27,7 @@ export function invokeHandler(deps: LockDeps, middleware: readonly HandlerMiddle
     const ctx = createHandlerContext(job, deps);
     const started = deps.now();
     try {
-      await chain(ctx);
+      await traceHandler(job.delivery, handler.type, () => chain(ctx));
     } finally {
       job.handlerMs = deps.now() - started;
     }

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors.js';
 import { applyVerdict, type VerdictDeps } from './apply-verdict.js';
 import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
+import { traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
 import { heartbeat } from './heartbeat.js';
 import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
@@ -84,7 +85,7 @@ export function createWorker(config: WorkerConfig): Worker {
       } catch (error) {
         verdict = decideVerdict({ error }, policyFor(job));
       }
-      await applyVerdict(job, verdict, verdictDeps);
+      await traceVerdict(delivery, verdict, () => applyVerdict(job, verdict, verdictDeps));
     } finally {
       dispose();
       running.delete(job);
@@ -99,7 +100,8 @@ export function createWorker(config: WorkerConfig): Worker {
     if (closing) return Promise.reject(new ConfigError('worker is closed; create a new one'));
     starting ??= (async () => {
       if (isTopologySetup(transport)) await transport.start();
-      subscriptions.push(await transport.consume(onDelivery, { concurrency: cfg.concurrency }));
+      const traced = traceDeliveries(cfg.tracer, transport, onDelivery);
+      subscriptions.push(await transport.consume(traced, { concurrency: cfg.concurrency }));
       if (cfg.brokerDeadLetters && hasBrokerDeadLetters(transport)) {
         const handler = recordBrokerDeadLetter({
           records,
