@@ -9,6 +9,7 @@ import {
 } from './config.js';
 import { createDatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
+import { createEmbeddedOutbox, type EmbeddedOutbox } from './outbox.js';
 import { createEmbeddedStore, type EmbeddedStore } from './store.js';
 import { createEmbeddedTransport, type EmbeddedTransport } from './transport/transport.js';
 import { createQueueNotifier } from './transport/waker.js';
@@ -19,6 +20,11 @@ export interface Embedded {
   readonly inbox: EmbeddedStore;
   /** The same object as `inbox`, typed for the worker, the CLI and operator tools. */
   readonly records: RecordStore;
+  /**
+   * The transactional outbox in the same file: `outbox.add(embedded.db, event)` in your
+   * transaction, published by `createOutboxDispatcher({ outbox: embedded.outbox, transport })`.
+   */
+  readonly outbox: EmbeddedOutbox;
   /**
    * A transport over `queue` in the same file. Each call returns a new transport (its own
    * options and subscriptions); all of them close with the instance.
@@ -68,6 +74,7 @@ export function createEmbedded(options: EmbeddedOptions): Embedded {
   return {
     inbox: store,
     records: store,
+    outbox: createEmbeddedOutbox(handle),
     transport(queue, transportOptions) {
       lifecycle.assertOpen('transport()');
       const transport = createEmbeddedTransport({

@@ -3,6 +3,7 @@ export { createEmbedded, type Embedded } from './embedded.js';
 export type { EmbeddedOptions, EmbeddedTransportOptions } from './config.js';
 export type { EmbeddedStore } from './store.js';
 export type { EmbeddedTransport } from './transport/transport.js';
+export type { EmbeddedOutbox } from './outbox.js';
 
 // Effectively-once writes to the same file
 export { markProcessedInTransaction } from './mark-processed.js';

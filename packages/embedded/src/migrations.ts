@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { OUTBOX_MIGRATION } from './outbox-migration.js';
 import { RECORD_MIGRATION } from './record-migration.js';
 
 /**
@@ -74,6 +75,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX onceflow_dead_letters_queue ON onceflow_dead_letters (queue, id);
   `,
   RECORD_MIGRATION,
+  OUTBOX_MIGRATION,
 ];
 
 /**
