@@ -131,6 +131,51 @@ describe('--store postgres', () => {
     }
   });
 
+  it('replays by id and by a window given as a duration, at a --rate, with progress', async () => {
+    const db = tempDbPath();
+    const embedded = createEmbedded({ path: db });
+    await embedded.start();
+    await embedded.close();
+    const to = ['--to', 'embedded', '--db', db];
+    const refused = await run('replay', 'stripe/evt_2', 'stripe/evt_waiting', ...to, '--apply');
+    expect(refused.code).toBe(3);
+    expect(refused.errText()).toContain('stripe/evt_waiting (enqueued, not completed)');
+    const byId = await run('replay', 'stripe/evt_2', 'stripe/evt_4', '--replay-id', 'id1', ...to);
+    expect(byId.out[0]).toBe(
+      'DRY RUN: would replay 2 completed events named by id as replay id1. Nothing was published.',
+    );
+    const started = Date.now();
+    const applied = await run(
+      'replay',
+      '--since',
+      '7d',
+      '--rate',
+      '3',
+      '--replay-id',
+      'win1',
+      ...to,
+      '--apply',
+    );
+    expect(applied.code).toBe(0);
+    // evt_3, evt_4 and evt_5 were received 7, 6 and 5 days ago: the last two are within 7d.
+    expect(applied.out[0]).toMatch(/^Replayed 2 completed events /);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    await run('replay', 'stripe/evt_2', '--replay-id', 'id1', ...to, '--apply');
+    const check = await open(db);
+    try {
+      const ids = check.db
+        .prepare(`SELECT dedupe_key FROM onceflow_messages WHERE queue = 'events' ORDER BY seq`)
+        .all() as { dedupe_key: string }[];
+      expect(ids.map((r) => r.dedupe_key)).toEqual([
+        'evt_4#replay-win1',
+        'evt_5#replay-win1',
+        'evt_2#replay-id1',
+      ]);
+    } finally {
+      await check.close();
+    }
+  });
+
   it('the browser pages by received time without gaps', async () => {
     const browser = createPostgresInboxBrowser(pool, `"${schema}"."onceflow_inbox"`);
     const seen: string[] = [];

@@ -3,7 +3,7 @@ import { createRedisInbox } from '@onceflow/inbox-redis';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../src/run.js';
-import { captureOutput, event } from './helpers.js';
+import { captureOutput, deadLetter, event } from './helpers.js';
 import { describeRecordCommands } from './record-commands.js';
 
 // The shared Redis; a key prefix of this run's own, its keys deleted afterwards.
@@ -45,6 +45,30 @@ describe('--store redis, besides the record', () => {
     const replay = await run(env, 'replay', '--since', '2025-01-01');
     expect(replay.code).toBe(2);
     expect(replay.errText()).toContain('store "redis" has no inbox that can list stored events');
+  });
+
+  it('replay by id reads the record, and refuses one whose envelope Redis no longer keeps', async () => {
+    const done = event('evt_done', { source: 'replay-id' });
+    const claim = await store.claim(done, { leaseMs: 60_000 });
+    if (claim.status !== 'new') throw new Error(claim.status);
+    await store.markEnqueued(done.source, done.id, claim.token);
+    const begun = await store.begin(done, { leaseMs: 60_000, attempt: 1 });
+    if (begun.status !== 'acquired') throw new Error(begun.status);
+    await store.complete(done.source, done.id, begun.token);
+    await deadLetter(store, [event('evt_dead', { source: 'replay-id' })]);
+    const { code, out, errText } = await run(
+      env,
+      'replay',
+      'replay-id/evt_done',
+      'replay-id/evt_dead',
+      '--to',
+      'embedded',
+    );
+    expect(code).toBe(3);
+    expect(out).toEqual([]);
+    expect(errText()).toBe(
+      'Not replayable: replay-id/evt_done (no stored envelope), replay-id/evt_dead (dead-lettered: redrive it instead). Nothing was published.',
+    );
   });
 
   it('fails with 1 when Redis cannot be reached', async () => {

@@ -25,6 +25,13 @@ export {
 } from './wait.js';
 export { NON_UTF8_BYTES, asciiBytes, sameBytes, testEnvelope } from './envelopes.js';
 export { handleOnce } from './handle-once.js';
+export {
+  type SenderAnswer,
+  type SenderBurst,
+  type WorkerWait,
+  startReceiverServer,
+  workerWaitsForBroker,
+} from './broker-down.js';
 export { type TransportFixture, createTransportFixture } from './transport/fixture.js';
 
 // Capability records (read by scripts/capability-matrix.mjs)

@@ -57,6 +57,14 @@ export { type LockWatch, type LockWatchOptions, watchLock } from './transport-ki
 export { type BrokerCallOptions, brokerCall } from './transport-kit/broker-call.js';
 export { type Backoff, type BackoffOptions, createBackoff } from './transport-kit/backoff.js';
 export {
+  DEFAULT_PUBLISH_TIMEOUT_MS,
+  type PublishDeadline,
+  type PublishDeadlineOptions,
+  publishDeadline,
+  publishTimeoutSchema,
+  withDeadline,
+} from './transport-kit/publish-deadline.js';
+export {
   type Lifecycle,
   type LifecycleOptions,
   createLifecycle,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,6 +29,12 @@ export interface KafkaServer extends AsyncDisposable {
   stop(options?: { readonly kill?: boolean | undefined }): Promise<void>;
   /** Starts it again on the same port and data; resolves once consumer groups work. */
   start(): Promise<void>;
+  /**
+   * SIGSTOP: the broker hangs with its sockets open (connections accepted, nothing answered), as
+   * a broker behind a network partition looks to a client. `resume()` (SIGCONT) undoes it.
+   */
+  pause(): void;
+  resume(): void;
 }
 
 interface BrokersScript {
@@ -65,6 +71,13 @@ export async function startKafkaServer(options: KafkaServerOptions): Promise<Kaf
     await stopKafka({ ...common, graceMs: kill ? 0 : 30_000 });
     while (await listening(port)) await new Promise((r) => setTimeout(r, 100));
   };
+  const signal = (sig: 'SIGSTOP' | 'SIGCONT') => {
+    try {
+      process.kill(Number(readFileSync(join(dir, `${name}.pid`), 'utf8')), sig);
+    } catch {
+      // not running: nothing to pause or resume
+    }
+  };
   try {
     await start();
   } catch (err) {
@@ -78,7 +91,10 @@ export async function startKafkaServer(options: KafkaServerOptions): Promise<Kaf
     dir,
     stop,
     start,
+    pause: () => signal('SIGSTOP'),
+    resume: () => signal('SIGCONT'),
     async [Symbol.asyncDispose]() {
+      signal('SIGCONT');
       await stop({ kill: true });
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { TransportUnavailableError } from '../errors.js';
+import { type BackoffOptions, createBackoff } from './backoff.js';
+
+/** The default of every adapter's `publishTimeoutMs`: a publish answers within this, stored or not. */
+export const DEFAULT_PUBLISH_TIMEOUT_MS = 750;
+
+/**
+ * Every adapter's `publishTimeoutMs` config field: the longest a `publish` waits for the broker
+ * before it rejects with `TransportUnavailableError` (the receiver then answers 503 with
+ * `Retry-After`), 1 ms to 60 s, default 750 so that the answer comes inside a sender's 1 s.
+ */
+export const publishTimeoutSchema = z
+  .number()
+  .int()
+  .positive()
+  .max(60_000)
+  .default(DEFAULT_PUBLISH_TIMEOUT_MS);
+
+/** Waits between probes while the broker is known down: 250 ms doubling up to 5 s, full jitter. */
+const PROBE_BACKOFF: BackoffOptions = { baseDelayMs: 250, maxDelayMs: 5_000 };
+
+export interface PublishDeadlineOptions {
+  /** Names the publish in errors: `kafka publish to payments`. */
+  readonly name: string;
+  /** Longest a publish may take before it rejects, in ms. */
+  readonly timeoutMs: number;
+  /**
+   * True when a failure means the broker is unreachable, so later publishes should fail fast.
+   * Default: every `TransportUnavailableError` (a message the broker refused on its own merits,
+   * such as one entry of a batch, should answer false).
+   */
+  readonly isOutage?: ((err: unknown) => boolean) | undefined;
+  /** Waits between probes while known down. Default 250 ms doubling up to 5 s, full jitter. */
+  readonly probeBackoff?: BackoffOptions | undefined;
+  readonly now?: (() => number) | undefined;
+}
+
+/**
+ * A transport's publish path under a deadline and a known-down state, so that a receiver answers
+ * 503 inside its sender's deadline while the broker is unreachable. Each `run` rejects with
+ * `TransportUnavailableError` once `timeoutMs` passed without an answer (its `signal` aborts
+ * then). A publish that timed out or failed with an outage marks the broker known down: from then
+ * on `run` rejects at once, without calling the broker, except for one probe at a time, let
+ * through after a backed-off wait; the first probe that succeeds marks it up again.
+ *
+ * A publish that timed out may still reach the broker afterwards: the sender's retry publishes
+ * the event again, and broker dedupe or the worker's record guard absorb the second copy. Safe
+ * for concurrent calls; one per transport.
+ */
+export interface PublishDeadline {
+  run<T>(publish: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** True while the broker is known down. */
+  readonly down: boolean;
+}
+
+/**
+ * @example
+ * const deadline = publishDeadline({ name: `mybroker publish to ${queue}`, timeoutMs: config.publishTimeoutMs });
+ * // publish: await deadline.run((signal) => client.send(batch, { signal }));
+ */
+export function publishDeadline(options: PublishDeadlineOptions): PublishDeadline {
+  const { name, timeoutMs } = options;
+  const isOutage = options.isOutage ?? ((err) => err instanceof TransportUnavailableError);
+  const now = options.now ?? Date.now;
+  const backoff = createBackoff(options.probeBackoff ?? PROBE_BACKOFF);
+  let downSince: number | undefined;
+  let nextProbeAt = 0;
+  let probing = false;
+
+  const markDown = () => {
+    downSince ??= now();
+    nextProbeAt = now() + backoff.next();
+  };
+  const markUp = () => {
+    downSince = undefined;
+    backoff.reset();
+  };
+
+  return {
+    get down() {
+      return downSince !== undefined;
+    },
+    async run(publish) {
+      const probe = downSince !== undefined;
+      if (probe) {
+        if (probing || now() < nextProbeAt) {
+          throw new TransportUnavailableError(
+            `${name}: the broker is unreachable (no answer since ${new Date(downSince ?? 0).toISOString()}); failing fast until a probe succeeds`,
+          );
+        }
+        probing = true;
+      }
+      try {
+        const result = await withDeadline(name, timeoutMs, publish);
+        markUp();
+        return result;
+      } catch (err) {
+        // A refusal on a message's own merits is an answer: the broker is reachable.
+        if (err instanceof PublishTimeoutError || isOutage(err)) markDown();
+        else markUp();
+        throw err;
+      } finally {
+        if (probe) probing = false;
+      }
+    },
+  };
+}
+
+/** A call that got no answer within its deadline. */
+class PublishTimeoutError extends TransportUnavailableError {}
+
+/**
+ * Runs `call` and rejects with `TransportUnavailableError` if it has not settled within `ms`;
+ * `signal` aborts at that moment so the call can stop waiting. The call itself is not undone.
+ *
+ * @example
+ * await withDeadline('sqs publish', 750, (signal) => client.send(command, { abortSignal: signal }));
+ */
+export function withDeadline<T>(
+  what: string,
+  ms: number,
+  call: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const err = new PublishTimeoutError(`${what}: no answer from the broker within ${ms} ms`);
+      controller.abort(err);
+      reject(err);
+    }, ms);
+    const settle = () => clearTimeout(timer);
+    let pending: Promise<T>;
+    try {
+      pending = call(controller.signal);
+    } catch (err) {
+      settle();
+      reject(err);
+      return;
+    }
+    pending.then(
+      (value) => {
+        settle();
+        resolve(value);
+      },
+      (err: unknown) => {
+        settle();
+        reject(err);
+      },
+    );
+  });
+}
