@@ -12,6 +12,7 @@ import { lifecycleScenarios } from './scenarios/lifecycle.js';
 import { lockScenarios } from './scenarios/locks.js';
 import { retryScenarios } from './scenarios/retry.js';
 import { sizeScenarios } from './scenarios/size.js';
+import { tracingScenarios } from './scenarios/tracing.js';
 
 const groups: readonly ScenarioGroup[] = [
   deliveryScenarios,
@@ -22,6 +23,7 @@ const groups: readonly ScenarioGroup[] = [
   concurrencyScenarios,
   lifecycleScenarios,
   sizeScenarios,
+  tracingScenarios,
 ];
 
 /**
