@@ -72,6 +72,7 @@ export type {
   Verifier,
 } from './contracts/verifier.js';
 export type { SenderPreset, Source } from './contracts/source.js';
+export { type HealthCheck, hasHealthCheck } from './contracts/health-check.js';
 
 // Senders: each factory returns a Source ({ preset, verifier })
 export {
@@ -134,6 +135,7 @@ export {
   type RetryPolicy,
   type Worker,
   type WorkerConfig,
+  type WorkerStatus,
   backoffCeiling,
   backoffDelay,
   createWorker,
@@ -154,6 +156,11 @@ export {
 // Observability: our own Logger and metrics ports; pino and prom-client are the defaults
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';
 export {
+  type EventLogFields,
+  errorLogFields,
+  eventLogFields,
+} from './observability/event-fields.js';
+export {
   type MetricCounter,
   type MetricGauge,
   type MetricHistogram,
@@ -168,3 +175,19 @@ export {
   createBacklogMonitor,
 } from './observability/backlog-monitor.js';
 export { type MetricsHandler, createMetricsHandler } from './observability/metrics-handler.js';
+
+// Probes and shutdown: liveness and readiness handlers, and a drain on SIGTERM
+export type { Check, CheckResult, ProbeReport } from './probes/checks.js';
+export type { ProbeHandler } from './probes/handler.js';
+export { type Probes, type ProbesOptions, createProbes } from './probes/probes.js';
+export {
+  type Closable,
+  type ShutdownOptions,
+  type ShutdownResult,
+  shutdown,
+} from './shutdown/shutdown.js';
+export {
+  type DrainOnSignalOptions,
+  type SignalDrain,
+  drainOnSignal,
+} from './shutdown/drain-on-signal.js';

@@ -2,6 +2,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { Inbox } from './contracts/inbox.js';
 import type { Transport } from './contracts/transport.js';
+import { errorLogFields, eventLogFields } from './observability/event-fields.js';
 import { type Logger, silentLogger } from './observability/logger.js';
 import type { OnceflowMetrics } from './observability/metrics.js';
 import { publishTraced } from './observability/trace-publish.js';
@@ -82,13 +83,14 @@ export function createRelay(options: RelayOptions): Relay {
     const messages = stale.map(({ envelope }) => ({ envelope }));
     await publishTraced(tracer, transport, messages, { created: true });
     await Promise.all(
-      stale.map(async ({ envelope: { source, id }, token }) => {
-        metrics?.relayRepublished.inc({ source });
+      stale.map(async ({ envelope, token }) => {
+        metrics?.relayRepublished.inc({ source: envelope.source });
         try {
-          await inbox.markEnqueued(source, id, token);
+          await inbox.markEnqueued(envelope.source, envelope.id, token);
+          logger.info(eventLogFields(envelope), 'relay published a stale inbox claim');
         } catch (err) {
           logger.warn(
-            { err, source, id },
+            { ...eventLogFields(envelope), ...errorLogFields(err) },
             'relay markEnqueued failed; a later run publishes again',
           );
         }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Envelope } from './envelope.js';
 import { WireFormatError } from './errors.js';
+import { jsonSyntaxProblem } from './json-syntax.js';
 
 /**
  * The wire format every adapter uses, version 1: one UTF-8 JSON document, so it is valid as an
@@ -107,7 +108,7 @@ export function decodeEnvelope(data: string | Uint8Array): Envelope {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new WireFormatError(`envelope is not JSON: ${(err as Error).message}`);
+    throw new WireFormatError(`envelope is not JSON: ${jsonSyntaxProblem(err)}`);
   }
   return fromWire(json);
 }

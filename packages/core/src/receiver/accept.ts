@@ -2,6 +2,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { ClaimResult, Inbox } from '../contracts/inbox.js';
 import type { Transport } from '../contracts/transport.js';
 import type { Envelope } from '../envelope.js';
+import { errorLogFields, eventLogFields } from '../observability/event-fields.js';
 import type { Logger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import { publishTraced } from '../observability/trace-publish.js';
@@ -43,7 +44,7 @@ export async function acceptOne(deps: AcceptDeps, envelope: Envelope): Promise<R
     await publishTraced(deps.tracer, deps.transport, [{ envelope }]);
   } catch (err) {
     deps.logger.error(
-      { err, source: envelope.source, id: envelope.id },
+      { ...eventLogFields(envelope), ...errorLogFields(err) },
       'publish failed; answering 503',
     );
     await finishClaim(deps, owned, 'release');
@@ -83,7 +84,8 @@ export async function acceptMany(
   } catch (err) {
     outcome = 'unavailable';
     const ids = owned.map((c) => c.envelope.id);
-    deps.logger.error({ err, source: envelopes[0]?.source, ids }, 'publish failed; answering 503');
+    const source = envelopes[0]?.source;
+    deps.logger.error({ source, ids, ...errorLogFields(err) }, 'publish failed; answering 503');
   }
   const step = outcome === 'accepted' ? 'markEnqueued' : 'release';
   await Promise.all(owned.map((c) => finishClaim(deps, c, step)));
@@ -98,7 +100,10 @@ async function claimOf(deps: AcceptDeps, envelope: Envelope): Promise<ClaimResul
       deps.inbox.claim(envelope, { leaseMs: deps.leaseMs }),
     );
   } catch (err) {
-    deps.logger.error({ err, source: envelope.source, id: envelope.id }, 'inbox claim failed');
+    deps.logger.error(
+      { ...eventLogFields(envelope), ...errorLogFields(err) },
+      'inbox claim failed; answering 503',
+    );
     return err instanceof Error ? err : new Error(String(err));
   }
 }
@@ -128,22 +133,25 @@ async function finishClaim(deps: AcceptDeps, c: Claimed, step: 'markEnqueued' | 
     await deps.inbox[step](c.envelope.source, c.envelope.id, c.token);
   } catch (err) {
     deps.logger.warn(
-      { err, source: c.envelope.source, id: c.envelope.id },
+      { ...eventLogFields(c.envelope), ...errorLogFields(err) },
       `inbox ${step} failed; the claim's lease will expire and the relay takes it over`,
     );
   }
 }
 
 async function noteConflict(deps: AcceptDeps, envelope: Envelope, existingHash: string) {
-  const { source, id, payloadHash } = envelope;
+  const { source, payloadHash } = envelope;
   deps.metrics?.payloadConflicts.inc({ source });
   deps.logger.warn(
-    { source, id, payloadHash, existingHash },
+    { ...eventLogFields(envelope), payloadHash, existingHash },
     'payload conflict: the sender reused an event id with other bytes; not published',
   );
   try {
     await deps.inbox.recordConflict(envelope);
   } catch (err) {
-    deps.logger.warn({ err, source, id }, 'inbox recordConflict failed');
+    deps.logger.warn(
+      { ...eventLogFields(envelope), ...errorLogFields(err) },
+      'inbox recordConflict failed',
+    );
   }
 }

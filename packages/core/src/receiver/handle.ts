@@ -21,6 +21,7 @@ const UNKNOWN = '(unknown)';
  */
 export function createHandler(
   cfg: ResolvedReceiverConfig,
+  draining: () => boolean = () => false,
 ): (name: string, req: UnreadRequest) => Promise<Reply> {
   const sources = new Map<string, Source>(Object.entries(cfg.sources));
   const pick = headerPicker(cfg.keepHeaders);
@@ -50,11 +51,17 @@ export function createHandler(
       );
     } catch (err) {
       if (err instanceof SignatureError) {
-        logger.warn({ source: name, reason: err.message }, 'webhook rejected: signature');
+        logger.warn(
+          { source: name, code: err.code, reason: err.message },
+          'webhook rejected: signature',
+        );
         return fail('unauthorized');
       }
       if (err instanceof BadRequestError) {
-        logger.info({ source: name, reason: err.message }, 'webhook rejected: bad request');
+        logger.info(
+          { source: name, code: err.code, reason: err.message },
+          'webhook rejected: bad request',
+        );
         return fail('bad-request');
       }
       logger.error({ err, source: name }, 'verifier failed unexpectedly');
@@ -86,7 +93,8 @@ export function createHandler(
     const label = source ? name : UNKNOWN;
     let answer: Reply;
     try {
-      answer = source ? await traced(name, source, req) : fail('unknown-source');
+      if (draining()) answer = fail('draining');
+      else answer = source ? await traced(name, source, req) : fail('unknown-source');
     } catch (err) {
       // Only a store that throws synchronously gets here; nothing was acknowledged.
       logger.error({ err, source: label }, 'receive failed; answering 503');

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ReceiverConfig, resolveReceiverConfig } from './config.js';
 import { fromFetch, lastSegment, pathOf, toResponse } from './fetch.js';
+import { createRequestGate } from './drain.js';
 import { createHandler } from './handle.js';
 import { fromNode, writeNode } from './node.js';
 import { type NodeServerOptions, nodeServerOptions } from './server-options.js';
@@ -18,9 +19,10 @@ export type { ReceiveOutcome } from './reply.js';
 export { assertRetentionCovers, DEFAULT_INBOX_RETENTION_MS } from './retention.js';
 
 /**
- * The webhook endpoint. Stateless apart from its config: any number of requests may run
- * concurrently, on any number of processes sharing one inbox. It holds nothing to close: stop your
- * HTTP server first, then whoever created the inbox and the transport closes them.
+ * The webhook endpoint. Stateless apart from its config and its drain flag: any number of
+ * requests may run concurrently, on any number of processes sharing one inbox. It holds nothing
+ * to close: `drain()` it, stop your HTTP server, then whoever created the inbox and the transport
+ * closes them (`drainOnSignal` does all of it in that order).
  */
 export interface Receiver {
   /**
@@ -41,6 +43,16 @@ export interface Receiver {
    * (Express: `http.createServer(receiver.serverOptions, app)`; Fastify: its `serverFactory`).
    */
   readonly serverOptions: NodeServerOptions;
+  /**
+   * Stops accepting: from now on every webhook is answered 503 `draining` with `Retry-After`
+   * (the sender retries, on another instance); resolves once the requests already in flight have
+   * been answered. Idempotent and final.
+   */
+  drain(): Promise<void>;
+  /** True once `drain()` was called (readiness probes then report not ready). */
+  readonly draining: boolean;
+  /** Webhook requests being answered right now. */
+  readonly inFlight: number;
 }
 
 /**
@@ -58,7 +70,9 @@ export interface Receiver {
 export function createReceiver(config: ReceiverConfig): Receiver {
   const cfg = resolveReceiverConfig(config);
   assertRetentionCovers({ retentionMs: cfg.inboxRetentionMs, sources: cfg.sources });
-  const handle = createHandler(cfg);
+  const gate = createRequestGate();
+  const handleRequest = createHandler(cfg, () => gate.draining);
+  const handle: typeof handleRequest = (name, req) => gate.track(() => handleRequest(name, req));
 
   // Only a bug or a reply the runtime refuses (a handshake header it rejects) lands here: the
   // sender still gets an answer, and nothing was acknowledged.
@@ -86,6 +100,13 @@ export function createReceiver(config: ReceiverConfig): Receiver {
     serverOptions: nodeServerOptions(cfg),
     nodeHandler(source) {
       return (req, res) => void node(req, res, source);
+    },
+    drain: () => gate.drain(),
+    get draining() {
+      return gate.draining;
+    },
+    get inFlight() {
+      return gate.inFlight;
     },
   };
 }

@@ -5,6 +5,7 @@ export type ReceiveOutcome =
   | 'conflict'
   | 'in-flight'
   | 'unavailable'
+  | 'draining'
   | 'unauthorized'
   | 'bad-request'
   | 'too-large'
@@ -29,6 +30,7 @@ const STATUS: Readonly<Record<ReceiveOutcome, number>> = {
   conflict: 200,
   'in-flight': 503,
   unavailable: 503,
+  draining: 503,
   unauthorized: 401,
   'bad-request': 400,
   'too-large': 413,

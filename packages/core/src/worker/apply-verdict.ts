@@ -1,5 +1,6 @@
 import type { RecordStore } from '../contracts/records.js';
 import { isOnceflowError } from '../errors.js';
+import { errorLogFields } from '../observability/event-fields.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import type { Job } from './job.js';
 import type { Verdict } from './verdict.js';
@@ -61,7 +62,10 @@ export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps
           actor: deps.consumer,
         });
       } catch (err) {
-        log.error({ err }, 'could not record the dead letter: the broker keeps the message');
+        log.error(
+          errorLogFields(err),
+          'could not record the dead letter: the broker keeps the message',
+        );
         await delivery.retry({ delayMs: deps.recordRetryMs, error: verdict.error });
         return;
       }
@@ -70,8 +74,9 @@ export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps
   } catch (err) {
     const lost = isOnceflowError(err, 'LOCK_LOST');
     const msg = `could not ${verdict.action}: the transport will deliver it again`;
-    if (lost) log.warn({ err, outcome: verdict }, `${msg} (lock lost)`);
-    else log.error({ err, outcome: verdict }, msg);
+    const fields = { ...errorLogFields(err), outcome: verdict };
+    if (lost) log.warn(fields, `${msg} (lock lost)`);
+    else log.error(fields, msg);
     return;
   }
   report(job, verdict, metrics);
@@ -81,7 +86,10 @@ async function quietly(job: Job, op: string, call: () => Promise<void>): Promise
   try {
     await call();
   } catch (err) {
-    job.log.warn({ err }, `event record ${op} failed; the processing lease will expire`);
+    job.log.warn(
+      errorLogFields(err),
+      `event record ${op} failed; the processing lease will expire`,
+    );
   }
 }
 

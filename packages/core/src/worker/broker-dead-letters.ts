@@ -1,5 +1,6 @@
 import type { RecordStore } from '../contracts/records.js';
 import type { BrokerDeadLetters, Delivery, Transport } from '../contracts/transport.js';
+import { errorLogFields, eventLogFields } from '../observability/event-fields.js';
 import type { Logger } from '../observability/logger.js';
 
 /** The note on a record's history entry for a dead letter that came from the broker. */
@@ -34,6 +35,7 @@ export function recordBrokerDeadLetter(deps: {
   return async (delivery) => {
     const { envelope } = delivery;
     const attempts = deps.deliveryLimit === false ? delivery.attempt : deps.deliveryLimit;
+    const fields = eventLogFields(envelope, attempts);
     try {
       await deps.records.deadLetter(envelope, undefined, {
         reason: `delivery limit exceeded after ${attempts} deliveries`,
@@ -43,12 +45,13 @@ export function recordBrokerDeadLetter(deps: {
       });
     } catch (err) {
       deps.logger.error(
-        { err, source: envelope.source, eventId: envelope.id },
+        { ...fields, ...errorLogFields(err) },
         'could not record a broker dead letter: it stays on the broker',
       );
       await delivery.retry({ delayMs: deps.retryMs });
       return;
     }
+    deps.logger.warn(fields, 'dead-lettered by the broker: delivery limit exceeded');
     await delivery.ack();
   };
 }

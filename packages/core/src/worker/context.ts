@@ -29,7 +29,7 @@ export interface HandlerContext {
    * already lost. Rarely needed: the worker's heartbeat keeps both alive while the handler runs.
    */
   renewLock(): Promise<void>;
-  /** Logger carrying eventId, eventType, source and attempt. */
+  /** Logger carrying the event's source, id, type, attempt and trace id (`eventLogFields`). */
   readonly log: Logger;
   /**
    * The token of this attempt's processing lease in the worker's processed store. Read by the

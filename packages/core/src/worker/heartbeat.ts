@@ -1,4 +1,5 @@
 import { isOnceflowError } from '../errors.js';
+import { errorLogFields } from '../observability/event-fields.js';
 import { type LockDeps, renewLease, renewTransportLock } from './lock.js';
 import type { Job } from './job.js';
 import type { Middleware } from './pipeline.js';
@@ -41,7 +42,8 @@ function startHeartbeat(job: Job, options: HeartbeatOptions, intervalMs: number)
       tasks.push(
         renewTransportLock(job, options).catch((err: unknown) => {
           if (lost(err)) lockHeld = false;
-          else if (!stopped) job.log.warn({ err }, 'heartbeat: renewing the transport lock failed');
+          else if (!stopped)
+            job.log.warn(errorLogFields(err), 'heartbeat: renewing the transport lock failed');
         }),
       );
     }
@@ -50,7 +52,7 @@ function startHeartbeat(job: Job, options: HeartbeatOptions, intervalMs: number)
         renewLease(job, options).catch((err: unknown) => {
           if (lost(err)) leaseHeld = false;
           else if (!stopped)
-            job.log.warn({ err }, 'heartbeat: renewing the processing lease failed');
+            job.log.warn(errorLogFields(err), 'heartbeat: renewing the processing lease failed');
         }),
       );
     }

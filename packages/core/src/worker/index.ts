@@ -9,4 +9,4 @@ export type { HandlerMiddleware, HandlerStep } from './middleware.js';
 // Retry policy
 export { backoffCeiling, backoffDelay, type RetryPolicy } from './retry-policy.js';
 // Worker
-export { createWorker, type Worker } from './worker.js';
+export { createWorker, type Worker, type WorkerStatus } from './worker.js';

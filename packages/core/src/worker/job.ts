@@ -1,6 +1,7 @@
 import type { Delivery } from '../contracts/transport.js';
 import type { Envelope } from '../envelope.js';
 import { LockLostError } from '../errors.js';
+import { eventLogFields } from '../observability/event-fields.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventHandler } from './handler.js';
 import { markLockLost } from './lock.js';
@@ -15,7 +16,7 @@ export interface Job {
   readonly attempt: number;
   /** The handler registered for `envelope.type`, if any. */
   readonly handler: EventHandler | undefined;
-  /** Child logger carrying eventId, eventType, source and attempt. */
+  /** Child logger carrying the event's log fields (`eventLogFields`: source, id, type, attempt, traceId). */
   readonly log: Logger;
   /** Aborted on lock loss, processing-lease loss, or shutdown after the drain limit. */
   readonly abort: AbortController;
@@ -29,6 +30,11 @@ export interface Job {
   lease: { readonly token: string } | undefined;
   /** Until when (per the worker's clock) the transport lock is known to be held. */
   lockUntil: number;
+  /**
+   * When (per the worker's clock) the job started or last renewed its lease or lock: a running
+   * job that renewed nothing for longer than the lock is stalled (see `Worker.status`).
+   */
+  renewedAt: number;
   /** Handler run time in ms, once the handler has been called. */
   handlerMs: number | undefined;
 }
@@ -42,6 +48,7 @@ export function createJob(
   handler: EventHandler | undefined,
   logger: Logger,
   lockUntil: number,
+  lockMs: number,
 ): { readonly job: Job; dispose(): void } {
   const { envelope } = delivery;
   const job: Job = {
@@ -49,16 +56,12 @@ export function createJob(
     envelope,
     attempt: delivery.attempt,
     handler,
-    log: logger.child({
-      eventId: envelope.id,
-      eventType: envelope.type,
-      source: envelope.source,
-      attempt: delivery.attempt,
-    }),
+    log: logger.child({ ...eventLogFields(envelope, delivery.attempt) }),
     abort: new AbortController(),
     abortedBy: undefined,
     lease: undefined,
     lockUntil,
+    renewedAt: lockUntil - lockMs,
     handlerMs: undefined,
   };
   const onLost = () => {

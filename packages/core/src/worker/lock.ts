@@ -26,7 +26,8 @@ export async function renewTransportLock(job: Job, deps: LockDeps): Promise<void
   if (!('renewLock' in delivery) || typeof delivery.renewLock !== 'function') return;
   try {
     await delivery.renewLock();
-    job.lockUntil = deps.now() + deps.lockMs;
+    job.renewedAt = deps.now();
+    job.lockUntil = job.renewedAt + deps.lockMs;
   } catch (err) {
     if (isOnceflowError(err, 'LOCK_LOST')) markLockLost(job, err);
     throw err;
@@ -41,7 +42,10 @@ export async function renewTransportLock(job: Job, deps: LockDeps): Promise<void
 export async function renewLease(job: Job, deps: LockDeps): Promise<void> {
   if (job.lease === undefined) return;
   const { source, id } = job.envelope;
-  if (await deps.records.extend(source, id, job.lease.token, deps.lockMs)) return;
+  if (await deps.records.extend(source, id, job.lease.token, deps.lockMs)) {
+    job.renewedAt = deps.now();
+    return;
+  }
   const err = new LockLostError(`processing lease on ${source}/${id} lost to another attempt`);
   markLockLost(job, err);
   throw err;

@@ -8,6 +8,8 @@ export interface RunningJobs {
   add(job: Job): void;
   delete(job: Job): void;
   readonly size: number;
+  /** How many running jobs last renewed (or started) before `since` (worker clock, ms). */
+  renewedBefore(since: number): number;
   /** Aborts every running job's signal with `reason`, marking it interrupted by shutdown. */
   abortAll(reason: Error): void;
   /** Resolves once no job is running (at once if none is). */
@@ -29,6 +31,11 @@ export function createRunningJobs(): RunningJobs {
     },
     get size() {
       return jobs.size;
+    },
+    renewedBefore(since) {
+      let n = 0;
+      for (const job of jobs) if (job.renewedAt < since) n++;
+      return n;
     },
     abortAll(reason) {
       for (const job of jobs) {

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { type Envelope, payloadJson } from '../envelope.js';
 import { SchemaError } from '../errors.js';
+import { jsonSyntaxProblem } from '../json-syntax.js';
 
 /**
  * The payload as the handler sees it: parsed as JSON, then validated by the handler's schema
@@ -15,7 +16,7 @@ export function parseEvent(envelope: Envelope, schema: z.ZodType | undefined): u
   try {
     json = payloadJson(envelope);
   } catch (err) {
-    const detail = err instanceof Error ? err.message : String(err);
+    const detail = jsonSyntaxProblem(err);
     throw new SchemaError(`payload is not valid JSON (${detail})`, [
       { path: '', message: `payload is not valid JSON (${detail})` },
     ]);

@@ -16,6 +16,20 @@ import { createRunningJobs } from './running-jobs.js';
 import { unknownType } from './unknown-type.js';
 import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
+/** What a worker is doing right now, for probes (`createProbes`) and shutdown reports. */
+export interface WorkerStatus {
+  /** `idle` before `start()`, `consuming` once subscribed, then `closing` and `closed`. */
+  readonly state: 'idle' | 'starting' | 'consuming' | 'closing' | 'closed';
+  /** Deliveries being handled (handler running or settlement being recorded). */
+  readonly inFlight: number;
+  /**
+   * Of those, how many renewed neither their processing lease nor their transport lock for
+   * longer than the transport's `lock.ms`: their heartbeat stopped (a handler blocking the event
+   * loop, a store that no longer answers), and another consumer may take their event over.
+   */
+  readonly stalled: number;
+}
+
 /**
  * A running set of handlers over one transport. It closes only what it created (its
  * subscription); the transport and the record store stay open for their creator to close.
@@ -31,6 +45,8 @@ export interface Worker {
    * this resolves. Idempotent; `start()` rejects afterwards.
    */
   close(): Promise<void>;
+  /** A snapshot, computed on each call (cheap: no I/O). */
+  status(): WorkerStatus;
   /** `close()`, so that `await using worker = createWorker(…)` closes it at the end of the scope. */
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -76,7 +92,7 @@ export function createWorker(config: WorkerConfig): Worker {
 
   async function onDelivery(delivery: Delivery): Promise<void> {
     const handler = handlers.get(delivery.envelope.type);
-    const { job, dispose } = createJob(delivery, handler, logger, now() + cfg.lockMs);
+    const { job, dispose } = createJob(delivery, handler, logger, now() + cfg.lockMs, cfg.lockMs);
     running.add(job);
     try {
       let verdict: Verdict;
@@ -95,10 +111,12 @@ export function createWorker(config: WorkerConfig): Worker {
   const subscriptions: Subscription[] = [];
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
+  let state: WorkerStatus['state'] = 'idle';
 
   const start = (): Promise<void> => {
     if (closing) return Promise.reject(new ConfigError('worker is closed; create a new one'));
     starting ??= (async () => {
+      state = 'starting';
       if (isTopologySetup(transport)) await transport.start();
       const traced = traceDeliveries(cfg.tracer, transport, onDelivery);
       subscriptions.push(await transport.consume(traced, { concurrency: cfg.concurrency }));
@@ -112,6 +130,7 @@ export function createWorker(config: WorkerConfig): Worker {
         });
         subscriptions.push(await transport.consumeDeadLetters(handler, { concurrency: 1 }));
       }
+      if (!closing) state = 'consuming';
       logger.info(
         { transport: transport.name, types: [...handlers.keys()], concurrency: cfg.concurrency },
         'worker started',
@@ -119,6 +138,7 @@ export function createWorker(config: WorkerConfig): Worker {
     })().catch(async (err: unknown) => {
       await Promise.all(subscriptions.splice(0).map((sub) => sub.close()));
       starting = undefined;
+      if (!closing) state = 'idle';
       throw err;
     });
     return starting;
@@ -126,6 +146,7 @@ export function createWorker(config: WorkerConfig): Worker {
 
   const close = (): Promise<void> => {
     closing ??= (async () => {
+      state = 'closing';
       await starting?.catch(() => undefined);
       const drained = Promise.all([...subscriptions.map((sub) => sub.close()), running.idle()]);
       if (!(await settlesWithin(drained, cfg.shutdownTimeoutMs))) {
@@ -139,13 +160,20 @@ export function createWorker(config: WorkerConfig): Worker {
         await drained;
       } finally {
         await running.idle();
+        state = 'closed';
         logger.info('worker closed');
       }
     })();
     return closing;
   };
 
-  return { start, close, [Symbol.asyncDispose]: close };
+  const status = (): WorkerStatus => ({
+    state,
+    inFlight: running.size,
+    stalled: running.renewedBefore(now() - cfg.lockMs),
+  });
+
+  return { start, close, status, [Symbol.asyncDispose]: close };
 }
 
 const isTopologySetup = (t: Transport): t is Transport & TopologySetup =>

@@ -133,7 +133,7 @@ describe('your own logger and metrics', () => {
       value('handlerDuration.count', { type: 'payment_intent.succeeded', outcome: 'processed' }),
     ).toBe(1);
     const processed = lines.find((l) => l.startsWith('info processed '));
-    expect(processed).toContain('"eventId":"evt_own"');
+    expect(processed).toContain('"id":"evt_own"');
 
     const monitor = createStoreMonitor({ metrics, inbox: store, records: store });
     expect(await monitor.runOnce()).toBe(2);

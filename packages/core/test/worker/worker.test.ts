@@ -40,10 +40,10 @@ describe('worker outcomes', () => {
     expect(await f.store.isProcessed('test', env.id)).toBe(true);
     expect(await counted(f.metrics.processed, { type: 'payment.succeeded' })).toBe(1);
     expect(await f.deadLetters()).toHaveLength(0);
-    const outcomeLines = f.logs.filter((l) => l.eventId === env.id);
+    const outcomeLines = f.logs.filter((l) => l.id === env.id);
     expect(outcomeLines.map((l) => l.msg)).toEqual(['processed']);
     expect(outcomeLines[0]).toMatchObject({
-      eventType: 'payment.succeeded',
+      type: 'payment.succeeded',
       source: 'test',
       attempt: 1,
     });
