@@ -36,12 +36,8 @@ import type { Envelope } from '@onceflow/core';
 import { createMemoryStore } from '@onceflow/core/testing';
 import amqp from 'amqplib';
 import { pino } from 'pino';
-import {
-  createPeerConsumer,
-  createPeerPublisher,
-  type PeerDependencies,
-  peerMessage,
-} from './peer.js';
+import { createPeerConsumer, createPeerPublisher, type PeerDependencies } from './amqp-peer.js';
+import { peerMessage } from './peer-message.js';
 
 const PUBLISH = Number(process.env.BENCH_PUBLISH ?? 4_000);
 const CONSUME = Number(process.env.BENCH_CONSUME ?? 3_000);

@@ -9,24 +9,9 @@ import {
   type AMQPConsumerDependencies,
 } from '@message-queue-toolkit/amqp';
 import { MessageHandlerConfigBuilder } from '@message-queue-toolkit/core';
-import { BENCH_EVENT_TYPE } from '@onceflow/conformance/bench';
-import type { Envelope } from '@onceflow/core';
-import { z } from 'zod';
+import { BENCH_MESSAGE, type BenchMessage } from './peer-message.js';
 
 export type PeerDependencies = AMQPConsumerDependencies;
-
-const BENCH_MESSAGE = z.object({
-  id: z.string(),
-  type: z.literal(BENCH_EVENT_TYPE),
-  timestamp: z.string(),
-  payload: z.unknown(),
-});
-type BenchMessage = z.infer<typeof BENCH_MESSAGE>;
-
-/** The bench envelope as the peer's message: its id, type and timestamp fields, the same payload. */
-export function peerMessage(e: Envelope): BenchMessage {
-  return { id: e.id, type: BENCH_EVENT_TYPE, timestamp: e.receivedAt, payload: e.payload };
-}
 
 const creation = (queueName: string, args: Record<string, string>) => ({
   queueName,

@@ -1,0 +1,235 @@
+/**
+ * onceflow on SQS (ElasticMQ here) beside its closest peer, message-queue-toolkit
+ * (`@message-queue-toolkit/sqs` as published), and @aws-sdk/client-sqs alone, in one run: standard
+ * queues on both sides (the peer's default), the same payload (benchEnvelopes, ~700 B), 32 single
+ * publishes in flight on every side.
+ *
+ * - Publish: onceflow's `publish` of one message and the peer's `publish` both await the
+ *   broker's answer to `SendMessage`; raw is `SendMessage` itself.
+ * - Consume: onceflow through the worker with the event record's guard (memory store), 32
+ *   handlers; the peer as shipped (sqs-consumer's defaults: one poller, one message per receive)
+ *   and tuned (10 per receive, 4 pollers); raw is 4 receive loops of 10 with batched deletes.
+ *
+ * Interleaved rounds, medians; prints, never fails on a time. `pnpm bench`;
+ * $ONCEFLOW_SQS_ENDPOINT, else ElasticMQ on loopback.
+ */
+import {
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  DeleteQueueCommand,
+  GetQueueUrlCommand,
+  PurgeQueueCommand,
+  ReceiveMessageCommand,
+  SQSClient,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import { SqsConsumerErrorResolver } from '@message-queue-toolkit/sqs';
+import { createSqsTransport, deleteSqsQueues } from '@onceflow/adapter-sqs';
+import {
+  benchEnvelopes,
+  consumeWithWorker,
+  interleaved,
+  type Measured,
+  measure,
+  printComparisons,
+  publishAll,
+} from '@onceflow/conformance/bench';
+import type { Envelope } from '@onceflow/core';
+import { createMemoryStore } from '@onceflow/core/testing';
+import { pino } from 'pino';
+import { peerMessage } from './peer-message.js';
+import {
+  createSqsPeerConsumer,
+  createSqsPeerPublisher,
+  type SqsPeerDependencies,
+} from './sqs-peer.js';
+
+// The SDK's documented switch for its Node 20 support notice (aws/aws-sdk-js-v3#7983): bench output only.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const PUBLISH = Number(process.env.BENCH_PUBLISH ?? 2_000);
+const CONSUME = Number(process.env.BENCH_CONSUME ?? 2_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONCURRENCY = 32;
+const LOOPS = 4;
+
+const endpoint = process.env.ONCEFLOW_SQS_ENDPOINT ?? 'http://127.0.0.1:9324';
+const client = new SQSClient({
+  endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'onceflow', secretAccessKey: 'onceflow' },
+});
+const run = Date.now().toString(36);
+const names = {
+  ours: `onceflow-peer-${run}`,
+  peer: `onceflow-peer-mqt-${run}`,
+  raw: `onceflow-peer-raw-${run}`,
+};
+
+const transport = createSqsTransport({
+  queue: names.ours,
+  fifo: false,
+  client,
+  waitTimeSeconds: 1,
+});
+await transport.start();
+const noop = () => {};
+const deps: SqsPeerDependencies = {
+  sqsClient: client,
+  logger: pino({ level: 'silent' }),
+  errorReporter: { report: noop },
+  consumerErrorResolver: new SqsConsumerErrorResolver(),
+  transactionObservabilityManager: {
+    start: noop,
+    startWithGroup: noop,
+    stop: noop,
+    addCustomAttributes: noop,
+  },
+};
+// The peer's queue set-up asks GetQueueUrl first and stops on ElasticMQ's QueueDoesNotExist:
+// the bench creates both queues itself (standard queues, the server's defaults).
+for (const QueueName of [names.peer, names.raw])
+  await client.send(new CreateQueueCommand({ QueueName }));
+const publisher = createSqsPeerPublisher(deps, names.peer);
+await publisher.init();
+const urlOf = async (QueueName: string) =>
+  (await client.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl as string;
+const urls = {
+  ours: await urlOf(names.ours),
+  peer: await urlOf(names.peer),
+  raw: await urlOf(names.raw),
+};
+
+const body = (e: Envelope) => JSON.stringify(peerMessage(e));
+
+/** Runs `each` over `items` with `CONCURRENCY` calls in flight. */
+async function pooled<T>(items: readonly T[], each: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await each(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+}
+
+const rawSend = (e: Envelope, url = urls.raw) =>
+  client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body(e) }));
+
+/** Receive loops of 10 with batched deletes until `count` were deleted. */
+async function rawConsume(count: number): Promise<void> {
+  let deleted = 0;
+  const loop = async () => {
+    while (deleted < count) {
+      const { Messages = [] } = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: urls.raw,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 1,
+        }),
+      );
+      if (Messages.length === 0) continue;
+      await client.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: urls.raw,
+          Entries: Messages.map((m, i) => ({
+            Id: String(i),
+            ReceiptHandle: m.ReceiptHandle as string,
+          })),
+        }),
+      );
+      deleted += Messages.length;
+    }
+  };
+  await Promise.all(Array.from({ length: LOOPS }, loop));
+}
+
+async function peerConsume(count: number, tuned?: { consumers: number }): Promise<void> {
+  let done!: () => void;
+  const finished = new Promise<void>((r) => {
+    done = r;
+  });
+  let seen = 0;
+  const consumer = createSqsPeerConsumer(
+    deps,
+    names.peer,
+    () => {
+      if (++seen === count) done();
+    },
+    tuned,
+  );
+  await consumer.start();
+  await finished;
+  await new Promise((r) => setTimeout(r, 50)); // the peer deletes after its handler resolves
+  await consumer.close();
+}
+
+const purge = async () => {
+  for (const QueueUrl of Object.values(urls))
+    await client.send(new PurgeQueueCommand({ QueueUrl }));
+};
+
+const publishRows = await interleaved(ROUNDS, [
+  () =>
+    measure('onceflow publish', PUBLISH, () =>
+      publishAll(transport, benchEnvelopes(PUBLISH), 1, CONCURRENCY),
+    ),
+  () =>
+    measure('peer publish', PUBLISH, () =>
+      pooled(benchEnvelopes(PUBLISH), (e) => publisher.publish(peerMessage(e))),
+    ),
+  () => measure('SendMessage', PUBLISH, () => pooled(benchEnvelopes(PUBLISH), (e) => rawSend(e))),
+]);
+await purge();
+
+const consumeRows = await interleaved(ROUNDS, [
+  async () => {
+    await publishAll(transport, benchEnvelopes(CONSUME), 10, 8);
+    return consumeWithWorker({
+      label: 'onceflow worker + guard',
+      transport,
+      records: createMemoryStore(),
+      count: CONSUME,
+      concurrency: CONCURRENCY,
+    });
+  },
+  async () => {
+    await pooled(benchEnvelopes(CONSUME), (e) => rawSend(e, urls.peer));
+    return measure('peer consume (defaults)', CONSUME, () => peerConsume(CONSUME));
+  },
+  async () => {
+    await pooled(benchEnvelopes(CONSUME), (e) => rawSend(e, urls.peer));
+    return measure('peer consume (tuned)', CONSUME, () =>
+      peerConsume(CONSUME, { consumers: LOOPS }),
+    );
+  },
+  async () => {
+    await pooled(benchEnvelopes(CONSUME), (e) => rawSend(e));
+    return measure('receive + delete', CONSUME, () => rawConsume(CONSUME));
+  },
+]);
+
+const [oursPub, peerPub, rawPub] = publishRows as [Measured, Measured, Measured];
+const [oursCon, peerDefault, peerTuned, rawCon] = consumeRows as [
+  Measured,
+  Measured,
+  Measured,
+  Measured,
+];
+printComparisons(
+  `SQS at ${endpoint}, onceflow vs message-queue-toolkit sqs 24.2 (standard queues, ${CONCURRENCY} in flight, median of ${ROUNDS} rounds)`,
+  [
+    { name: 'onceflow publish vs SendMessage', ours: oursPub, raw: rawPub, aim: 0.95 },
+    { name: 'onceflow publish vs peer publish', ours: oursPub, raw: peerPub, aim: 1 },
+    { name: 'peer publish vs SendMessage', ours: peerPub, raw: rawPub, aim: 0.95 },
+    { name: 'onceflow consume (guard) vs receive + delete', ours: oursCon, raw: rawCon, aim: 0.8 },
+    { name: 'onceflow consume vs peer (defaults)', ours: oursCon, raw: peerDefault, aim: 1 },
+    { name: 'onceflow consume vs peer (tuned)', ours: oursCon, raw: peerTuned, aim: 1 },
+    { name: 'peer (tuned) vs receive + delete', ours: peerTuned, raw: rawCon, aim: 0.8 },
+  ],
+);
+
+await publisher.close();
+await transport.close();
+await deleteSqsQueues(client, { queue: names.ours, fifo: false });
+for (const QueueUrl of [urls.peer, urls.raw])
+  await client.send(new DeleteQueueCommand({ QueueUrl }));
+client.destroy();
