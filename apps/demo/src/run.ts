@@ -6,7 +6,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createMetrics, createReceiver, createRelay, github, stripe } from '@onceflow/core';
+import {
+  createBacklogMonitor,
+  createMetrics,
+  createMetricsHandler,
+  createReceiver,
+  createRelay,
+  createStoreMonitor,
+  github,
+  stripe,
+} from '@onceflow/core';
 import { startPaymentsApi } from './payments.js';
 import { runSender } from './sender.js';
 import { openStack } from './stack.js';
@@ -24,6 +33,13 @@ export interface DemoOptions {
    * dead letter is recorded, before the broker is told). A worker that did is replaced.
    */
   readonly dieAt?: readonly string[] | undefined;
+  /** Send the three poison events (default true). */
+  readonly poison?: boolean | undefined;
+  /**
+   * Called once every accepted event is completed or dead-lettered, before anything closes, with
+   * the `/metrics` URLs of the receiver process and of the current worker process.
+   */
+  readonly beforeClose?: ((metricsUrls: readonly string[]) => Promise<void>) | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -34,15 +50,15 @@ function forkWorker(
   onSuppressed: (n: number) => void,
   onHeap: (n: number) => void,
   dieAt: string | undefined,
-): Promise<ChildProcess> {
+): Promise<{ child: ChildProcess; metricsUrl: string }> {
   const child = fork(workerEntry, args, {
     execArgv: ['--conditions=@onceflow/source', '--import', 'tsx', '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: { ...process.env, DEMO_DIE_AT: dieAt ?? '' },
   });
   return new Promise((resolve, reject) => {
-    child.on('message', (m: { kind: string; count?: number; heapUsed?: number }) => {
-      if (m.kind === 'ready') resolve(child);
+    child.on('message', (m: { kind: string; count?: number; heapUsed?: number; url?: string }) => {
+      if (m.kind === 'ready') resolve({ child, metricsUrl: m.url ?? '' });
       if (m.kind === 'suppressed') onSuppressed(m.count ?? 0);
       if (m.kind === 'heap') onHeap(m.heapUsed ?? 0);
     });
@@ -87,10 +103,21 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     intervalMs: 500,
     metrics,
   });
-  const server = createServer(receiver.nodeHandler());
+  // The receiver's process serves /metrics beside the webhooks; the monitors keep its gauges current.
+  const serveMetrics = createMetricsHandler(metrics);
+  const receive = receiver.nodeHandler();
+  const server = createServer((req, res) => {
+    if (req.url === '/metrics') void serveMetrics.node(req, res);
+    else receive(req, res);
+  });
+  const monitors = [
+    createStoreMonitor({ metrics, inbox: stack.inbox, records: stack.records, intervalMs: 500 }),
+    createBacklogMonitor({ metrics, transports: [stack.transport], intervalMs: 500 }),
+  ];
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const receiverUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   await relay.start();
+  for (const m of monitors) m.start();
 
   let workerSuppressed = 0;
   // Heap samples (after GC) of the current worker process; a new process starts a new series.
@@ -100,9 +127,10 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   let kills = 0;
   let stopping = false;
   const killedHere = new WeakSet<ChildProcess>();
+  let workerMetricsUrl = '';
   const spawn = async (): Promise<ChildProcess> => {
     heapSamples = [];
-    const child = await forkWorker(
+    const { child, metricsUrl } = await forkWorker(
       workerArgs,
       (n) => {
         workerSuppressed += n;
@@ -110,6 +138,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
       (h) => heapSamples.push(h),
       options.dieAt?.[generation++],
     );
+    workerMetricsUrl = metricsUrl;
     // A worker that SIGKILLed itself at its die point is replaced, like one killed from here.
     child.once('exit', (_code, signal) => {
       if (stopping || killedHere.has(child) || signal !== 'SIGKILL') return;
@@ -155,6 +184,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     stripeEvents: options.events,
     githubEvents: Math.floor(options.events / 4),
     concurrency: 16,
+    poison: options.poison ?? true,
   });
   await killer;
   await until(
@@ -167,6 +197,11 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     },
     120_000,
   );
+  if (options.beforeClose) {
+    await replacing;
+    for (const m of monitors) await m.runOnce();
+    await options.beforeClose([`${receiverUrl}/metrics`, workerMetricsUrl]);
+  }
 
   stopping = true;
   await replacing;
@@ -175,6 +210,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     worker.send({ kind: 'stop' });
   });
   await relay.close();
+  for (const m of monitors) await m.close();
   await new Promise<void>((r) => server.close(() => r()));
 
   const summary = await summarise({

@@ -15,6 +15,8 @@ export interface SenderConfig {
   readonly githubEvents: number;
   readonly concurrency: number;
   readonly runId: string;
+  /** Add the three poison events (default true). */
+  readonly poison?: boolean | undefined;
 }
 
 export interface SendReport {
@@ -78,7 +80,7 @@ export function buildDeliveries(config: SenderConfig): {
     stripeEvent(`evt_${config.runId}_blocked`, -2, 'cus_blocked', 500),
     stripeEvent(`evt_${config.runId}_flaky`, -3, 'cus_always_fails', 700),
   ];
-  for (const p of poisonEvents) {
+  for (const p of config.poison === false ? [] : poisonEvents) {
     poison.add(p.id);
     out.push(p);
   }

@@ -8,7 +8,14 @@
  * and the record are written) or `dead-letter:<n>` (right after its n-th dead letter is recorded,
  * before the broker is told): the two windows a crash must be harmless in.
  */
-import { createMetrics, createWorker, type RecordStore } from '@onceflow/core';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createMetrics,
+  createMetricsHandler,
+  createWorker,
+  type RecordStore,
+} from '@onceflow/core';
 import { demoHandlers } from './handlers.js';
 import { openStack } from './stack.js';
 
@@ -79,7 +86,13 @@ async function main(): Promise<void> {
     if (m.kind === 'stop') void stop();
   });
   await worker.start();
-  process.send?.({ kind: 'ready', heapUsed: process.memoryUsage().heapUsed });
+  // The worker's own counters (processed, retries, dead letters, handler time) on /metrics.
+  const serveMetrics = createMetricsHandler(metrics);
+  const server = createServer((req, res) => void serveMetrics.node(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  server.unref();
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+  process.send?.({ kind: 'ready', url, heapUsed: process.memoryUsage().heapUsed });
   // Heap after a full GC (the demo forks with --expose-gc), so samples compare live memory only.
   const gc = (globalThis as { gc?: () => void }).gc;
   setInterval(() => {
