@@ -235,7 +235,7 @@ const requestArb = fc.record({
     { arbitrary: fc.nat(3 * LIMIT), weight: 1 },
   ),
 });
-type Generated = fc.infer<typeof requestArb>;
+type Generated = typeof requestArb extends fc.Arbitrary<infer T> ? T : never;
 
 let runs = 0;
 
