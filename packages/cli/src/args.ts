@@ -67,6 +67,7 @@ export type Command =
       'apply' | 'json' | 'batchSize' | 'progressIntervalMs'
     >)
   | { readonly name: 'inbox stats'; readonly json: boolean }
+  | { readonly name: 'config'; readonly json: boolean }
   | {
       readonly name: 'inbox purge';
       readonly olderThanMs: number;
@@ -105,7 +106,7 @@ const isGroup = (word: string | undefined): word is Group => GROUPS.some((group)
 
 function commandName(positionals: readonly string[]): { name: CommandName; rest: string[] } {
   const [group, sub, ...rest] = positionals;
-  if (group === 'replay') return { name: 'replay', rest: positionals.slice(1) };
+  if (group === 'replay' || group === 'config') return { name: group, rest: positionals.slice(1) };
   const name = `${group} ${sub ?? ''}`.trim();
   if (Object.hasOwn(COMMAND_FLAGS, name)) return { name: name as CommandName, rest };
   if (isGroup(group)) {
@@ -196,6 +197,7 @@ function build(
       return { name, ...window, rate, replayId, apply, json };
     }
     case 'inbox stats':
+    case 'config':
       noArgs();
       return { name, json };
     case 'inbox purge': {

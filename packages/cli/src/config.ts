@@ -107,26 +107,46 @@ export function defineConfig(config: OnceflowConfig): OnceflowConfig {
   return config;
 }
 
-/** Each connection field of the file and the variable it stands for. */
-const VARIABLES: readonly (readonly [
-  variable: string,
-  value: (c: OnceflowConfig) => string | undefined,
-])[] = [
-  ['ONCEFLOW_STORE', (c) => c.store],
-  ['ONCEFLOW_TO', (c) => c.to],
-  ['ONCEFLOW_QUEUE', (c) => c.queue],
-  ['ONCEFLOW_DB', (c) => c.embedded?.db],
-  ['ONCEFLOW_PG_URL', (c) => c.postgres?.url],
-  ['ONCEFLOW_PG_SCHEMA', (c) => c.postgres?.schema],
-  ['ONCEFLOW_PG_TABLE', (c) => c.postgres?.table],
-  ['ONCEFLOW_REDIS_URL', (c) => c.redis?.url],
-  ['ONCEFLOW_REDIS_PREFIX', (c) => c.redis?.prefix],
-  ['ONCEFLOW_SQS_ENDPOINT', (c) => c.sqs?.endpoint],
-  ['AWS_REGION', (c) => c.sqs?.region],
-  ['ONCEFLOW_SQS_FIFO', (c) => (c.sqs?.fifo === undefined ? undefined : String(c.sqs.fifo))],
-  ['ONCEFLOW_AMQP_URL', (c) => c.rabbitmq?.url],
-  ['ONCEFLOW_KAFKA_BROKERS', (c) => c.kafka?.brokers?.join(',')],
-  ['ONCEFLOW_BULLMQ_PREFIX', (c) => c.bullmq?.prefix],
+/** One setting of the file: its field, and the flag and variable it stands for. */
+export interface Setting {
+  readonly field: string;
+  readonly variable?: string | undefined;
+  readonly flag?: 'store' | 'to' | 'queue' | 'db' | 'pg-url' | 'actor' | 'rate' | undefined;
+  readonly value: (c: OnceflowConfig) => string | number | undefined;
+}
+
+/** Every setting of the file, in the order `onceflow config` prints them. */
+export const SETTINGS: readonly Setting[] = [
+  { field: 'store', flag: 'store', variable: 'ONCEFLOW_STORE', value: (c) => c.store },
+  { field: 'to', flag: 'to', variable: 'ONCEFLOW_TO', value: (c) => c.to },
+  { field: 'queue', flag: 'queue', variable: 'ONCEFLOW_QUEUE', value: (c) => c.queue },
+  { field: 'embedded.db', flag: 'db', variable: 'ONCEFLOW_DB', value: (c) => c.embedded?.db },
+  {
+    field: 'postgres.url',
+    flag: 'pg-url',
+    variable: 'ONCEFLOW_PG_URL',
+    value: (c) => c.postgres?.url,
+  },
+  { field: 'postgres.schema', variable: 'ONCEFLOW_PG_SCHEMA', value: (c) => c.postgres?.schema },
+  { field: 'postgres.table', variable: 'ONCEFLOW_PG_TABLE', value: (c) => c.postgres?.table },
+  { field: 'redis.url', variable: 'ONCEFLOW_REDIS_URL', value: (c) => c.redis?.url },
+  { field: 'redis.prefix', variable: 'ONCEFLOW_REDIS_PREFIX', value: (c) => c.redis?.prefix },
+  { field: 'sqs.endpoint', variable: 'ONCEFLOW_SQS_ENDPOINT', value: (c) => c.sqs?.endpoint },
+  { field: 'sqs.region', variable: 'AWS_REGION', value: (c) => c.sqs?.region },
+  {
+    field: 'sqs.fifo',
+    variable: 'ONCEFLOW_SQS_FIFO',
+    value: (c) => (c.sqs?.fifo === undefined ? undefined : String(c.sqs.fifo)),
+  },
+  { field: 'rabbitmq.url', variable: 'ONCEFLOW_AMQP_URL', value: (c) => c.rabbitmq?.url },
+  {
+    field: 'kafka.brokers',
+    variable: 'ONCEFLOW_KAFKA_BROKERS',
+    value: (c) => c.kafka?.brokers?.join(','),
+  },
+  { field: 'bullmq.prefix', variable: 'ONCEFLOW_BULLMQ_PREFIX', value: (c) => c.bullmq?.prefix },
+  { field: 'defaults.actor', flag: 'actor', value: (c) => c.defaults?.actor },
+  { field: 'defaults.rate', flag: 'rate', value: (c) => c.defaults?.rate },
 ];
 
 /**
@@ -135,9 +155,9 @@ const VARIABLES: readonly (readonly [
  */
 export function withConfig(env: Env, config: OnceflowConfig): Env {
   const merged: Record<string, string | undefined> = {};
-  for (const [variable, value] of VARIABLES) {
+  for (const { variable, value } of SETTINGS) {
     const fromFile = value(config);
-    if (fromFile !== undefined) merged[variable] = fromFile;
+    if (variable !== undefined && fromFile !== undefined) merged[variable] = String(fromFile);
   }
   for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
   return merged;

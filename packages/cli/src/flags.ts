@@ -60,6 +60,7 @@ export const COMMAND_FLAGS = {
     'json',
   ],
   'inbox stats': ['json'],
+  config: ['to', 'queue', 'json'],
   'inbox purge': ['older-than', 'apply', 'json'],
 } as const satisfies Record<string, readonly Flag[]>;
 

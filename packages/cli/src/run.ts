@@ -13,7 +13,8 @@ import { listEvents, showEvent } from './commands/events.js';
 import { inboxStats, purgeInbox } from './commands/inbox.js';
 import { replayEvents } from './commands/replay.js';
 import { type OnceflowConfig, withConfig } from './config.js';
-import { loadConfig } from './config-file.js';
+import { type LoadedConfig, loadConfig } from './config-file.js';
+import { showConfig } from './commands/config.js';
 import { EXIT } from './exit-codes.js';
 import { type Output, printJson, toneErr } from './output.js';
 import type {
@@ -61,7 +62,7 @@ function need<K extends 'inbox' | 'browser'>(
 }
 
 async function dispatch(
-  command: Exclude<Command, { name: 'help' | 'version' }>,
+  command: Exclude<Command, { name: 'help' | 'version' | 'config' }>,
   selection: TargetSelection,
   open: Opener,
   output: Output,
@@ -128,13 +129,14 @@ async function configured(
   argv: readonly string[],
   io: CliIo,
   env: Env,
-): Promise<{ env: Env; defaults: NonNullable<OnceflowConfig['defaults']> }> {
+): Promise<LoadedConfig & { env: Env; defaults: NonNullable<OnceflowConfig['defaults']> }> {
   const early = earlyFlags(argv, env);
-  if (early.helpOrVersion) return { env, defaults: {} };
+  const none = { path: undefined, config: {}, env, defaults: {} };
+  if (early.helpOrVersion) return none;
   const { path, config } = await loadConfig(io.cwd ?? process.cwd(), early.config);
-  if (path === undefined) return { env, defaults: {} };
+  if (path === undefined) return none;
   checkNames(path, config, io.stores ?? defaultStores, io.transports ?? defaultTransports);
-  return { env: withConfig(env, config), defaults: config.defaults ?? {} };
+  return { path, config, env: withConfig(env, config), defaults: config.defaults ?? {} };
 }
 
 /**
@@ -153,9 +155,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const { output } = io;
   let env = io.env ?? {};
   let invocation: Invocation;
+  let loaded: LoadedConfig = { path: undefined, config: {} };
   try {
     const settings = await configured(argv, io, env);
     env = settings.env;
+    loaded = { path: settings.path, config: settings.config };
     invocation = parseCommandLine(argv, env, new Date(), settings.defaults);
   } catch (err) {
     if (!(err instanceof CommandLineError)) throw err;
@@ -175,6 +179,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (command.json) printJson(output, { name: '@onceflow/cli', version: cliVersion() });
     else output.out(cliVersion());
     return EXIT.ok;
+  }
+  if (command.name === 'config') {
+    const cwd = io.cwd ?? process.cwd();
+    const input = { argv, env: io.env ?? {}, ...loaded, cwd, json: command.json };
+    return showConfig(input, output);
   }
   const options = { ...selection, env };
   const opened: { close(): Promise<void> }[] = [];

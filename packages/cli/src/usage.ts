@@ -27,7 +27,8 @@ store, to, queue, embedded.db, postgres.url/schema/table, redis.url/prefix,
 sqs.endpoint/region/fifo, rabbitmq.url, kafka.brokers, bullmq.prefix and
 defaults.actor/rate. Each stands for the flag or variable of the same meaning and loses to
 both; an unknown or malformed field is refused (exit 2). A .ts file needs a Node that
-imports TypeScript (22.18 and later, or NODE_OPTIONS=--import=tsx).
+imports TypeScript (22.18 and later, or NODE_OPTIONS=--import=tsx). "onceflow config" prints
+each setting and where it comes from.
 
 Where (flags win over environment variables, which win over the config file):
   --config FILE    the config file (default: onceflow.config.* in the working directory)

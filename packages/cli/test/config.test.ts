@@ -162,6 +162,46 @@ describe('the config file', () => {
     });
   }
 
+  it('onceflow config: each setting and where it comes from, passwords masked', async () => {
+    const dir = folder({
+      'onceflow.config.json': {
+        store: 'postgres',
+        postgres: { url: 'postgres://ops:s3cret@db.internal:5432/app', schema: 'billing' },
+        to: 'rabbitmq',
+        defaults: { rate: 25 },
+      },
+    });
+    const env = { ONCEFLOW_PG_SCHEMA: 'ledger', ONCEFLOW_AMQP_URL: 'amqp://u:pw@mq:5672' };
+    const { code, json } = await run(dir, ['config', '--queue', 'billing-events', '--json'], env);
+    expect(code).toBe(0);
+    const body = json() as { configFile: string; settings: { setting: string }[] };
+    expect(body.configFile).toBe(join(dir, 'onceflow.config.json'));
+    const by = Object.fromEntries(body.settings.map((r) => [r.setting, r]));
+    expect(by.store).toEqual({ setting: 'store', value: 'postgres', from: 'config file' });
+    expect(by.queue).toMatchObject({ value: 'billing-events', from: '--queue' });
+    expect(by['postgres.url']).toMatchObject({ value: 'postgres://ops:***@db.internal:5432/app' });
+    expect(by['postgres.schema']).toMatchObject({
+      value: 'ledger',
+      from: 'env ONCEFLOW_PG_SCHEMA',
+    });
+    expect(by['rabbitmq.url']).toMatchObject({ value: 'amqp://u:***@mq:5672' });
+    expect(by['defaults.rate']).toMatchObject({ value: '25', from: 'config file' });
+    expect(by['embedded.db']).toMatchObject({ from: 'default' });
+    expect(by['kafka.brokers']).toMatchObject({ value: null, from: 'unset' });
+    expect(JSON.stringify(body)).not.toContain('s3cret');
+
+    const text = await run(dir, ['config'], env);
+    expect(text.out[0]).toBe(`config file: ${join(dir, 'onceflow.config.json')}`);
+    expect(text.text()).toMatch(/^postgres\.schema\s+ledger\s+env ONCEFLOW_PG_SCHEMA$/m);
+    expect(text.text()).not.toContain('kafka.brokers');
+    const none = await run(folder(), ['config']);
+    expect(none.out[0]).toMatch(/^config file: none \(looked for onceflow\.config\.json, /);
+    expect(none.text()).toMatch(/^to\s+embedded\s+default$/m);
+    const broken = await run(folder({ 'onceflow.config.json': { store: 7 } }), ['config']);
+    expect(broken.code).toBe(2);
+    expect(broken.errText()).toContain('store: Invalid input: expected string, received number');
+  });
+
   it('--help and --version answer even beside a broken config file', async () => {
     const dir = folder({ 'onceflow.config.json': '{' });
     expect((await run(dir, ['--help'])).code).toBe(0);

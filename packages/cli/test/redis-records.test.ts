@@ -78,6 +78,8 @@ describe('--store redis, besides the record', () => {
       'list',
     );
     expect(code).toBe(1);
-    expect(errText()).toContain('no Redis at redis://127.0.0.1:1 (set ONCEFLOW_REDIS_URL)');
+    expect(errText()).toContain(
+      'no Redis at redis://127.0.0.1:1 (set ONCEFLOW_REDIS_URL, or redis.url in the config file)',
+    );
   });
 });

@@ -10,7 +10,9 @@ import { createSqliteInboxBrowser } from './sqlite-browser.js';
  */
 async function openFile(db: string): Promise<Embedded> {
   if (!existsSync(db)) {
-    throw new Error(`no onceflow database at ${db} (set --db or ONCEFLOW_DB)`);
+    throw new Error(
+      `no onceflow database at ${db} (set --db, ONCEFLOW_DB or embedded.db in the config file)`,
+    );
   }
   const embedded = createEmbedded({ path: db });
   try {

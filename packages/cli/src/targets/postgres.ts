@@ -40,7 +40,7 @@ export async function openPostgres(options: TargetOptions): Promise<StoreTarget>
         const why = MISSING[(err as { code?: string }).code ?? ''];
         if (why === undefined) throw err;
         throw new Error(
-          `the PostgreSQL table ${inbox.table} ${why}: run migrate() from @onceflow/inbox-postgres (set ONCEFLOW_PG_SCHEMA, ONCEFLOW_PG_TABLE)`,
+          `the PostgreSQL table ${inbox.table} ${why}: run migrate() from @onceflow/inbox-postgres (set ONCEFLOW_PG_SCHEMA and ONCEFLOW_PG_TABLE, or postgres.schema and postgres.table in the config file)`,
         );
       });
     return {

@@ -30,7 +30,7 @@ export async function openRedis(options: TargetOptions): Promise<StoreTarget> {
   } catch (err) {
     redis.disconnect();
     throw new Error(
-      `no Redis at ${url.replace(/\/\/.*@/, '//')} (set ONCEFLOW_REDIS_URL): ${(err as Error).message}`,
+      `no Redis at ${url.replace(/\/\/.*@/, '//')} (set ONCEFLOW_REDIS_URL, or redis.url in the config file): ${(err as Error).message}`,
     );
   }
   try {
