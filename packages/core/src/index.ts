@@ -155,6 +155,7 @@ export {
 
 // Observability: our own Logger and metrics ports; pino and prom-client are the defaults
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';
+export { MASKED, isSecretHeader, maskHeaders } from './observability/secret-headers.js';
 export {
   type EventLogFields,
   errorLogFields,

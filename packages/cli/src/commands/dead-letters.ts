@@ -1,8 +1,7 @@
-import type { RecordStore } from '@onceflow/core';
+import { type RecordStore, maskHeaders } from '@onceflow/core';
 import { toWire } from '@onceflow/core/kit';
 import type { ListCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { maskHeaders } from '../mask-headers.js';
 import { type Output, printJson } from '../output.js';
 import { historyLines, recordLines } from '../record-format.js';
 import { printPage, withoutEnvelope } from './events.js';

@@ -1,6 +1,6 @@
-import { DEFAULT_REDACT } from '@onceflow/core';
+import { DEFAULT_REDACT } from './logger.js';
 
-/** What a masked header's value prints as (the logger's censor). */
+/** What a masked header's value reads as (the logger's censor): in the CLI and the console. */
 export const MASKED = '[redacted]';
 
 /** The header names core's logger always redacts (`headers.authorization`, `headers["x-signature"]`). */
