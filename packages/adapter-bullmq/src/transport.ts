@@ -132,6 +132,7 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
 
   return {
     name: 'bullmq',
+    destination: config.queue,
     queue: config.queue,
     capabilities,
 

@@ -118,6 +118,7 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
 
   return {
     name: 'kafka',
+    destination: config.topic,
     topic: config.topic,
     groupId: config.groupId,
     capabilities,

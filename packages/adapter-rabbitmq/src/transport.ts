@@ -176,6 +176,7 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
 
   return {
     name: 'rabbitmq',
+    destination: config.queue,
     queue: config.queue,
     capabilities,
     start: () => lifecycle.start(),

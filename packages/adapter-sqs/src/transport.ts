@@ -119,6 +119,7 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
 
   return {
     name: 'sqs',
+    destination: config.queue,
     capabilities,
     get queues() {
       return queues;

@@ -150,6 +150,7 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
 
   const transport: MemoryTransport = {
     name: 'memory',
+    destination: o.queue,
     capabilities,
     broker,
     queue: o.queue,

@@ -74,6 +74,7 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
 
   return {
     name: 'embedded',
+    destination: queue,
     queue,
     capabilities,
 
