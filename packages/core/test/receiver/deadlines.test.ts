@@ -1,38 +1,18 @@
-import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
 import { createReceiver } from '../../src/receiver/index.js';
 import { stripe } from '../../src/verify/stripe.js';
-import { postStripe, STRIPE_SECRET, stripeEvent, stripeHeaders, until } from './helpers.js';
+import {
+  postStripe,
+  STRIPE_SECRET,
+  slowClient,
+  stripeEvent,
+  stripeHeaders,
+  until,
+} from './helpers.js';
 import { startReceiver } from './setup.js';
-
-/**
- * A client on a real socket that writes `pieces` one by one, `everyMs` apart, and records what
- * comes back. `closed` resolves when the socket closes, with what was received and whether the
- * client still had pieces to send (then the server closed it).
- */
-function slowClient(port: number, pieces: readonly (string | Buffer)[], everyMs: number) {
-  const socket = connect({ host: '127.0.0.1', port });
-  let received = '';
-  let sent = 0;
-  socket.on('data', (d) => {
-    received += d.toString('latin1');
-  });
-  socket.on('error', () => {});
-  const timer = setInterval(() => {
-    if (sent >= pieces.length || socket.destroyed) return clearInterval(timer);
-    socket.write(pieces[sent++]!);
-  }, everyMs);
-  const closed = new Promise<{ received: string; unsent: number }>((resolve) =>
-    socket.on('close', () => {
-      clearInterval(timer);
-      resolve({ received, unsent: pieces.length - sent });
-    }),
-  );
-  return { closed, received: () => received, destroy: () => socket.destroy() };
-}
 
 const portOf = (url: string) => Number(new URL(url).port);
 

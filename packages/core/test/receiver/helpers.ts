@@ -122,3 +122,29 @@ export function rawPost(
 
 /** A request head from its lines (the blank line is added by `rawPost`). */
 export const rawHead = (lines: string[]) => `${lines.join('\r\n')}\r\n`;
+
+/**
+ * A client on a real socket that writes `pieces` one by one, `everyMs` apart, and records what
+ * comes back. `closed` resolves when the socket closes, with what was received and whether the
+ * client still had pieces to send (then the server closed it).
+ */
+export function slowClient(port: number, pieces: readonly (string | Buffer)[], everyMs: number) {
+  const socket = connect({ host: '127.0.0.1', port });
+  let received = '';
+  let sent = 0;
+  socket.on('data', (d) => {
+    received += d.toString('latin1');
+  });
+  socket.on('error', () => {});
+  const timer = setInterval(() => {
+    if (sent >= pieces.length || socket.destroyed) return clearInterval(timer);
+    socket.write(pieces[sent++]!);
+  }, everyMs);
+  const closed = new Promise<{ received: string; unsent: number }>((resolve) =>
+    socket.on('close', () => {
+      clearInterval(timer);
+      resolve({ received, unsent: pieces.length - sent });
+    }),
+  );
+  return { closed, received: () => received, destroy: () => socket.destroy() };
+}
