@@ -30,7 +30,7 @@ export interface MetricGauge<L extends string> {
  * The repository's `ops/prometheus/alerts.yml` has these as Prometheus rules.
  */
 export interface OnceflowMetrics {
-  /** Requests answered, by source and outcome (`accepted`, `duplicate`, `conflict`, `unauthorized`, `too-large`, `unavailable`, `in-flight`, `bad-request`, `unknown-source`, `handshake`). */
+  /** Requests answered, by source and outcome: a `ReceiveOutcome` (`accepted`, `duplicate`, `unauthorized`, `too-large`, `method-not-allowed`, `timeout`, `overloaded`, …), as in the receiver's status table. */
   readonly webhooksReceived: MetricCounter<'source' | 'outcome'>;
   /** Seconds from the sender's `occurredAt` to receipt. */
   readonly receiptLag: MetricHistogram<'source'>;
