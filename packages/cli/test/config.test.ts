@@ -1,13 +1,28 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import {
+  createRabbitMqTransport,
+  defaultAmqpUrl,
+  deleteRabbitMqQueues,
+} from '@onceflow/adapter-rabbitmq';
 import { createPostgresInbox, migrate } from '@onceflow/inbox-postgres';
 import { createRedisInbox } from '@onceflow/inbox-redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../src/run.js';
-import { captureOutput, createDbFile, deadLetter, event, open, tempDbPath } from './helpers.js';
+import {
+  captureOutput,
+  createDbFile,
+  deadLetter,
+  event,
+  open,
+  seed,
+  tempDbPath,
+  testWorker,
+  waitFor,
+} from './helpers.js';
 
 /** A fresh folder, removed after the file's tests, with the given files written in it. */
 function folder(files: Record<string, string | object> = {}): string {
@@ -267,4 +282,60 @@ describe('the config file with real stores', () => {
     const pgRun = await run(dir, ['events', 'show', 'cfg/evt_redis', '--json']);
     expect(pgRun.code).toBe(3);
   });
+});
+
+describe('the config file with a real broker', () => {
+  const url = process.env.ONCEFLOW_AMQP_URL ?? defaultAmqpUrl();
+  const queue = `cli-cfg-${randomBytes(4).toString('hex')}`;
+  const transport = createRabbitMqTransport({ url, queue });
+  afterAll(async () => {
+    await transport.close();
+    await deleteRabbitMqQueues({ url, queue });
+  });
+
+  it('redrives and replays by id to the RabbitMQ queue the file names, at its rate', async () => {
+    await transport.start();
+    const dir = folder({
+      'onceflow.config.json': {
+        embedded: { db: 'onceflow.db' },
+        to: 'rabbitmq',
+        rabbitmq: { url },
+        queue,
+        defaults: { actor: 'cli:cfg', rate: 4 },
+      },
+    });
+    const db = join(dir, 'onceflow.db');
+    await seed(db, { completed: [event('evt_done', { source: 'cfg' })] });
+    const embedded = await open(db);
+    try {
+      await deadLetter(embedded.records, [event('evt_poison', { source: 'cfg' })]);
+      const redrive = await run(dir, ['dead-letters', 'redrive', '--all', '--apply']);
+      expect(redrive.code, redrive.errText()).toBe(0);
+      expect(redrive.out[0]).toBe(`Redrove 1 dead letter to RabbitMQ queue "${queue}" as cli:cfg.`);
+      const dry = await run(dir, ['replay', 'cfg/evt_done', '--replay-id', 'c1']);
+      expect(dry.out[1]).toContain(`published again to rabbitmq queue "${queue}"`);
+      const replay = await run(dir, ['replay', 'cfg/evt_done', '--replay-id', 'c1', '--apply']);
+      expect(replay.out[0]).toBe(
+        `Replayed 1 completed event named by id as replay c1 to RabbitMQ queue "${queue}".`,
+      );
+      const worker = testWorker(transport, embedded.records);
+      await worker.start();
+      try {
+        const state = async (id: string) => (await embedded.records.get('cfg', id))?.state;
+        await waitFor(
+          async () =>
+            (await state('evt_poison')) === 'completed' &&
+            (await state('evt_done#replay-c1')) === 'completed',
+          'the redriven and the replayed copy completed',
+          20_000,
+        );
+      } finally {
+        await worker.close();
+      }
+      const history = (await embedded.records.get('cfg', 'evt_poison'))?.history ?? [];
+      expect(history.find((h) => h.note === 'redriven')).toMatchObject({ actor: 'cli:cfg' });
+    } finally {
+      await embedded.close();
+    }
+  }, 60_000);
 });
