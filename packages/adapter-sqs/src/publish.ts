@@ -14,6 +14,8 @@ export interface SendTarget {
   readonly client: SQSClient;
   readonly url: string;
   readonly fifo: boolean;
+  /** Aborts the requests in flight and the re-sends still to come (the publish's deadline passed). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** A message to send with its position in the `publish` call. */
@@ -67,7 +69,9 @@ async function sendBatch(
   const backoff = createBackoff({ baseDelayMs: 25, maxDelayMs: 400 });
   for (let round = 0; pending.length > 0; round++) {
     const out = await asTransport('publish', () =>
-      target.client.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: pending })),
+      target.client.send(new SendMessageBatchCommand({ QueueUrl: target.url, Entries: pending }), {
+        abortSignal: target.signal,
+      }),
     );
     const retry = new Set<string>();
     for (const f of out.Failed ?? []) {

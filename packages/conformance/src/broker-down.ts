@@ -10,6 +10,7 @@ import {
   type Transport,
 } from '@onceflow/core';
 import { createMemoryStore } from '@onceflow/core/testing';
+import { expect } from 'vitest';
 import { testEnvelope } from './envelopes.js';
 import { createGate, sleep, waitUntil, within } from './wait.js';
 
@@ -28,9 +29,16 @@ export interface SenderBurst {
   /** The time by which 99 % of the answers had arrived (nearest rank), in ms. */
   readonly p99Ms: number;
   readonly maxMs: number;
+  /**
+   * Deliveries whose publish failed without reaching for the broker because it was known down
+   * (`publishDeadline`'s fail-fast), counted from the receiver's log.
+   */
+  readonly failedFast: number;
 }
 
 const SECRET = 'whsec_conformance';
+/** How `publishDeadline` words a publish refused while the broker is known down. */
+const FAILED_FAST = /failing fast until a probe succeeds/;
 
 /** A signed Stripe delivery of a new event, as Stripe sends it. */
 function stripeDelivery(url: string): Request {
@@ -61,10 +69,20 @@ function stripeDelivery(url: string): Request {
 export async function startReceiverServer(
   transport: Pick<Transport, 'publish'>,
 ): Promise<{ burst(n: number): Promise<SenderBurst> } & AsyncDisposable> {
+  let failedFast = 0;
+  const logger = {
+    ...silentLogger,
+    error: (fields: object | string, _message?: string) => {
+      const { err } = (typeof fields === 'object' ? fields : {}) as { err?: unknown };
+      if (err instanceof Error && FAILED_FAST.test(err.message)) failedFast++;
+    },
+    child: () => logger,
+  };
   const receiver = createReceiver({
     sources: { stripe: stripe({ secrets: [SECRET] }) },
     inbox: createMemoryStore(),
     transport,
+    logger,
   });
   const server = createServer(receiver.nodeHandler());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -83,6 +101,7 @@ export async function startReceiverServer(
 
   return {
     async burst(n) {
+      failedFast = 0;
       const answers = (await Promise.all(Array.from({ length: n }, one))).sort(
         (a, b) => a.ms - b.ms,
       );
@@ -91,6 +110,7 @@ export async function startReceiverServer(
         answers,
         p99Ms: answers[rank]?.ms ?? 0,
         maxMs: answers.at(-1)?.ms ?? 0,
+        failedFast,
       };
     },
     async [Symbol.asyncDispose]() {
@@ -171,4 +191,67 @@ export async function workerWaitsForBroker(options: {
   } finally {
     await worker.close();
   }
+}
+
+/** Options of `expectAnswersWhileBrokerDown`. */
+export interface BrokerDownOptions {
+  /** A started transport over the broker that `down` takes away; closed at the end. */
+  readonly transport: Transport & { close(): Promise<void> };
+  /** The transport's `publishTimeoutMs`. */
+  readonly publishTimeoutMs: number;
+  /** Makes the broker unreachable (stop, kill, SIGSTOP). */
+  readonly down: () => unknown;
+  /** Brings it back. */
+  readonly up: () => unknown;
+  /** Names the case in the printed line: `kafka stopped`. */
+  readonly label: string;
+  /** Concurrent deliveries per burst. Default 32. */
+  readonly requests?: number | undefined;
+}
+
+/**
+ * The broker-down scenario a sender sees, as assertions: while the broker answers, deliveries get
+ * 202; once `down` ran, a burst of concurrent deliveries all get 503 with `Retry-After` within the
+ * publish deadline (plus slack for a loaded machine), and in the next burst, with the broker known
+ * down, every publish but one probe fails fast, without reaching for the broker; after `up`, 202
+ * again. Prints the measured times.
+ *
+ * @example
+ * await expectAnswersWhileBrokerDown({ transport, publishTimeoutMs: 750, label: 'kafka stopped',
+ *   down: () => server.stop({ kill: true }), up: () => server.start() });
+ */
+export async function expectAnswersWhileBrokerDown(options: BrokerDownOptions): Promise<{
+  readonly first: SenderBurst;
+  readonly known: SenderBurst;
+}> {
+  const { transport, publishTimeoutMs, requests = 32 } = options;
+  await using http = await startReceiverServer(transport);
+  expect((await http.burst(4)).answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
+
+  await options.down();
+  const first = await http.burst(requests);
+  const known = await http.burst(requests);
+  const line = (b: SenderBurst) =>
+    `503 in ${b.answers[0]?.ms.toFixed(0)}-${b.maxMs.toFixed(0)} ms, p99 ${b.p99Ms.toFixed(0)} ms`;
+  console.info(
+    `${options.label}, ${requests} concurrent deliveries: first burst ${line(first)}, known down ${line(known)}`,
+  );
+  for (const a of [...first.answers, ...known.answers]) {
+    expect(a.status).toBe(503);
+    expect(a.retryAfter).toMatch(/^\d+$/);
+  }
+  // The deadline decides, not the client's own retries; 2 s of slack for a loaded machine.
+  expect(first.maxMs).toBeLessThan(publishTimeoutMs + 2_000);
+  // Known down: every publish but at most one probe fails without reaching for the broker.
+  expect(known.failedFast).toBeGreaterThanOrEqual(requests - 1);
+  expect(known.maxMs).toBeLessThan(publishTimeoutMs + 2_000);
+
+  await options.up();
+  await waitUntil(async () => (await http.burst(1)).answers[0]?.status === 202, {
+    timeoutMs: 60_000,
+    message: 'a delivery accepted again after the broker is back',
+  });
+  expect((await http.burst(8)).answers.map((a) => a.status)).toEqual(Array(8).fill(202));
+  await transport.close();
+  return { first, known };
 }

@@ -26,13 +26,16 @@ export {
 export { NON_UTF8_BYTES, asciiBytes, sameBytes, testEnvelope } from './envelopes.js';
 export { handleOnce } from './handle-once.js';
 export {
+  type BrokerDownOptions,
   type SenderAnswer,
   type SenderBurst,
   type WorkerWait,
+  expectAnswersWhileBrokerDown,
   startReceiverServer,
   workerWaitsForBroker,
 } from './broker-down.js';
 export { type TransportFixture, createTransportFixture } from './transport/fixture.js';
+export { type TcpProxy, type TcpProxyOptions, startTcpProxy } from './tcp-proxy.js';
 
 // Capability records (read by scripts/capability-matrix.mjs)
 export {

@@ -33,6 +33,12 @@ export interface RedisServer extends AsyncDisposable {
   kill(): Promise<void>;
   /** Starts it again on the same port and directory; resolves once it accepts connections. */
   start(): Promise<void>;
+  /**
+   * SIGSTOP: the server hangs with its sockets open (connections accepted, nothing answered), as
+   * a server behind a network partition looks to a client. `resume()` (SIGCONT) undoes it.
+   */
+  pause(): void;
+  resume(): void;
 }
 
 const READY = 'Ready to accept connections';
@@ -109,6 +115,8 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
     dir,
     kill,
     start,
+    pause: () => void running?.kill('SIGSTOP'),
+    resume: () => void running?.kill('SIGCONT'),
     async [Symbol.asyncDispose]() {
       await kill();
       if (ownDir) rmSync(dir, { recursive: true, force: true });

@@ -3,12 +3,12 @@ import { TransportUnavailableError } from '../errors.js';
 import { type BackoffOptions, createBackoff } from './backoff.js';
 
 /** The default of every adapter's `publishTimeoutMs`: a publish answers within this, stored or not. */
-export const DEFAULT_PUBLISH_TIMEOUT_MS = 750;
+export const DEFAULT_PUBLISH_TIMEOUT_MS = 500;
 
 /**
  * Every adapter's `publishTimeoutMs` config field: the longest a `publish` waits for the broker
  * before it rejects with `TransportUnavailableError` (the receiver then answers 503 with
- * `Retry-After`), 1 ms to 60 s, default 750 so that the answer comes inside a sender's 1 s.
+ * `Retry-After`), 1 ms to 60 s, default 500, so that the answer (with the inbox claim and its release) comes inside a sender's 1 s even on a busy machine.
  */
 export const publishTimeoutSchema = z
   .number()
@@ -115,7 +115,7 @@ class PublishTimeoutError extends TransportUnavailableError {}
  * `signal` aborts at that moment so the call can stop waiting. The call itself is not undone.
  *
  * @example
- * await withDeadline('sqs publish', 750, (signal) => client.send(command, { abortSignal: signal }));
+ * await withDeadline('sqs publish', 500, (signal) => client.send(command, { abortSignal: signal }));
  */
 export function withDeadline<T>(
   what: string,
@@ -126,8 +126,9 @@ export function withDeadline<T>(
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       const err = new PublishTimeoutError(`${what}: no answer from the broker within ${ms} ms`);
-      controller.abort(err);
       reject(err);
+      // After the caller's answer is on its way: a client's abort can be slow (sockets, retries).
+      setImmediate(() => controller.abort(err));
     }, ms);
     const settle = () => clearTimeout(timer);
     let pending: Promise<T>;

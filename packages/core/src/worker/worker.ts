@@ -14,6 +14,7 @@ import { hasBrokerDeadLetters, recordBrokerDeadLetter } from './broker-dead-lett
 import { backoffDelay } from './retry-policy.js';
 import { createRunningJobs } from './running-jobs.js';
 import { unknownType } from './unknown-type.js';
+import { untilAvailable } from './wait-for-broker.js';
 import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
 /** What a worker is doing right now, for probes (`createProbes`) and shutdown reports. */
@@ -35,7 +36,13 @@ export interface WorkerStatus {
  * subscription); the transport and the record store stay open for their creator to close.
  */
 export interface Worker {
-  /** Starts the transport (idempotent) and begins consuming. Idempotent; rejects once closed. */
+  /**
+   * Starts the transport (idempotent) and begins consuming. While the broker is unavailable
+   * (`TransportUnavailableError`, `StoreUnavailableError`) it keeps trying with backoff (200 ms
+   * doubling up to 5 s, full jitter), logging one warning, and resolves once consuming; `close()`
+   * during that wait ends it (this resolves without consuming). Any other failure (a
+   * `ConfigError`, a topology mismatch) rejects. Idempotent; rejects once closed.
+   */
   start(): Promise<void>;
   /**
    * Graceful shutdown: stops taking deliveries, waits up to `shutdownTimeoutMs` for in-flight
@@ -113,10 +120,9 @@ export function createWorker(config: WorkerConfig): Worker {
   let closing: Promise<void> | undefined;
   let state: WorkerStatus['state'] = 'idle';
 
-  const start = (): Promise<void> => {
-    if (closing) return Promise.reject(new ConfigError('worker is closed; create a new one'));
-    starting ??= (async () => {
-      state = 'starting';
+  /** One start-up attempt; what it subscribed is closed again if it fails part-way. */
+  const subscribeAll = async (): Promise<void> => {
+    try {
       if (isTopologySetup(transport)) await transport.start();
       const traced = traceDeliveries(cfg.tracer, transport, onDelivery);
       subscriptions.push(await transport.consume(traced, { concurrency: cfg.concurrency }));
@@ -130,13 +136,25 @@ export function createWorker(config: WorkerConfig): Worker {
         });
         subscriptions.push(await transport.consumeDeadLetters(handler, { concurrency: 1 }));
       }
+    } catch (err) {
+      await Promise.all(subscriptions.splice(0).map((sub) => sub.close()));
+      throw err;
+    }
+  };
+  const stopping = new AbortController();
+
+  const start = (): Promise<void> => {
+    if (closing) return Promise.reject(new ConfigError('worker is closed; create a new one'));
+    starting ??= (async () => {
+      state = 'starting';
+      const what = `worker on ${transport.name}`;
+      if (!(await untilAvailable(subscribeAll, { what, logger, signal: stopping.signal }))) return;
       if (!closing) state = 'consuming';
       logger.info(
         { transport: transport.name, types: [...handlers.keys()], concurrency: cfg.concurrency },
         'worker started',
       );
-    })().catch(async (err: unknown) => {
-      await Promise.all(subscriptions.splice(0).map((sub) => sub.close()));
+    })().catch((err: unknown) => {
       starting = undefined;
       if (!closing) state = 'idle';
       throw err;
@@ -147,6 +165,7 @@ export function createWorker(config: WorkerConfig): Worker {
   const close = (): Promise<void> => {
     closing ??= (async () => {
       state = 'closing';
+      stopping.abort(); // a start waiting for the broker gives up
       await starting?.catch(() => undefined);
       const drained = Promise.all([...subscriptions.map((sub) => sub.close()), running.idle()]);
       if (!(await settlesWithin(drained, cfg.shutdownTimeoutMs))) {

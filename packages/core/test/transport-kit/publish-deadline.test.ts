@@ -20,6 +20,7 @@ describe('withDeadline', () => {
     );
     expect(err).toBeInstanceOf(TransportUnavailableError);
     expect((err as Error).message).toBe('mybroker publish: no answer from the broker within 20 ms');
+    await new Promise((resolve) => setImmediate(resolve));
     expect(signal?.aborted).toBe(true);
   });
 
