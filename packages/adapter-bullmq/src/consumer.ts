@@ -1,4 +1,11 @@
-import type { Delivery, Envelope, Logger, Subscription } from '@onceflow/core';
+import {
+  type Delivery,
+  type Envelope,
+  type Logger,
+  type Subscription,
+  errorLogFields,
+  eventLogFields,
+} from '@onceflow/core';
 import { runDelivery } from '@onceflow/core/kit';
 import type { Job } from 'bullmq';
 import type { ResolvedBullmqConfig } from './config.js';
@@ -50,7 +57,10 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     const read = deps.read(job);
     if (deadLetters && read.attempt > deadLetters.limit) {
       await deadLetters.move(job, lockToken, { attempts: read.attempt - 1 }).catch((err) => {
-        logger.warn({ err, queue, jobId: job.id }, 'not moved to the dead-letter queue');
+        logger.warn(
+          { ...eventLogFields(read.envelope, read.attempt), ...errorLogFields(err), queue },
+          'not moved to the dead-letter queue',
+        );
       });
       throw SETTLED;
     }
@@ -67,7 +77,10 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     try {
       await runDelivery(deps.handler, init, {
         onError: (err) =>
-          logger.warn({ err, queue, id: read.envelope.id }, 'settlement not recorded'),
+          logger.warn(
+            { ...eventLogFields(read.envelope, read.attempt), ...errorLogFields(err), queue },
+            'settlement not recorded',
+          ),
       });
     } finally {
       init.dispose();

@@ -10,6 +10,7 @@ import {
   type BacklogProbe,
   type BrokerDeadLetters,
   type ConsumeOptions,
+  type HealthCheck,
   type TopologySetup,
   type Transport,
   type TransportCapabilities,
@@ -31,9 +32,19 @@ import { asTransport } from './errors.js';
 import { jobIdOf } from './job-id.js';
 
 /** A transport over one BullMQ queue, with its dead-letter queue. */
-export interface BullmqTransport extends Transport, TopologySetup, BrokerDeadLetters, BacklogProbe {
+export interface BullmqTransport
+  extends Transport,
+    TopologySetup,
+    BrokerDeadLetters,
+    BacklogProbe,
+    HealthCheck {
   readonly name: 'bullmq';
   readonly queue: string;
+  /**
+   * `PING` on the transport's Redis connection (connecting if needed), for readiness probes:
+   * rejects with `TransportUnavailableError` when Redis does not answer.
+   */
+  check(signal?: AbortSignal): Promise<void>;
 }
 
 /** A work job as a delivery: `attempt` is BullMQ's `attemptsStarted` (retries and lock expiries). */
@@ -138,6 +149,11 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
 
     async start() {
       await opened('start');
+    },
+
+    async check() {
+      const { connection } = await opened('check');
+      await asTransport('check', () => connection.ping());
     },
 
     async publish(messages) {

@@ -1,4 +1,4 @@
-import type { Delivery, Subscription } from '@onceflow/core';
+import { type Delivery, type Subscription, errorLogFields, eventLogFields } from '@onceflow/core';
 import { createInFlight, runDelivery } from '@onceflow/core/kit';
 import { setMaxListeners } from 'node:events';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
@@ -144,7 +144,14 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     const init = recordDelivery(ctx, message);
     const outcome = await runDelivery(deps.handler, init, {
       onError: (err) =>
-        logger.warn({ err, topic: config.topic, id: init.envelope.id }, 'settlement not recorded'),
+        logger.warn(
+          {
+            ...eventLogFields(init.envelope, init.attempt),
+            ...errorLogFields(err),
+            topic: config.topic,
+          },
+          'settlement not recorded',
+        ),
     });
     if (outcome === undefined) ctx.offsets.abandon(offset);
   };

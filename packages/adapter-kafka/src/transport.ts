@@ -11,6 +11,7 @@ import type {
   BrokerDeadLetters,
   ConsumeOptions,
   Delivery,
+  HealthCheck,
   TopologySetup,
   Transport,
   TransportCapabilities,
@@ -26,10 +27,20 @@ import { type ConsumerRoute, deadLetterRoute, workRoute } from './routes.js';
 import { ensureTopics } from './topology.js';
 
 /** A transport over one Kafka work topic, its retry topics and its dead-letter topic. */
-export interface KafkaTransport extends Transport, TopologySetup, BrokerDeadLetters, BacklogProbe {
+export interface KafkaTransport
+  extends Transport,
+    TopologySetup,
+    BrokerDeadLetters,
+    BacklogProbe,
+    HealthCheck {
   readonly name: 'kafka';
   readonly topic: string;
   readonly groupId: string;
+  /**
+   * Asks the cluster for its brokers (admin `describeCluster`, connecting if needed), for
+   * readiness probes: rejects with `TransportUnavailableError` when no broker answers.
+   */
+  check(signal?: AbortSignal): Promise<void>;
 }
 
 const DURABILITY =
@@ -124,6 +135,12 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     capabilities,
 
     start: () => lifecycle.start(),
+
+    async check() {
+      lifecycle.assertOpen('check');
+      const a = await getAdmin();
+      await brokerCall('kafka check', () => a.describeCluster());
+    },
 
     async publish(messages) {
       const records = messages.map((m) =>

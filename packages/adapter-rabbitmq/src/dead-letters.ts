@@ -1,4 +1,4 @@
-import type { Delivery } from '@onceflow/core';
+import { type Delivery, errorLogFields, eventLogFields } from '@onceflow/core';
 import { runDelivery } from '@onceflow/core/kit';
 import type { Message } from 'amqplib';
 import { type ConsumerChannel, type DeliveryDeps, settleOn } from './delivery.js';
@@ -33,7 +33,14 @@ export function receiveDeadLetter(
       },
       {
         onError: (err) =>
-          deps.logger.warn({ err, queue: dlq, id: letter.envelope.id }, 'settlement not recorded'),
+          deps.logger.warn(
+            {
+              ...eventLogFields(letter.envelope, Math.max(1, letter.fields.attempts)),
+              ...errorLogFields(err),
+              queue: dlq,
+            },
+            'settlement not recorded',
+          ),
       },
     );
   };

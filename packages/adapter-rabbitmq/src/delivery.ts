@@ -1,5 +1,11 @@
 import { checkRetryDelay, type DeliveryInit, runDelivery } from '@onceflow/core/kit';
-import { type Delivery, type Logger, LockLostError } from '@onceflow/core';
+import {
+  type Delivery,
+  type Logger,
+  LockLostError,
+  errorLogFields,
+  eventLogFields,
+} from '@onceflow/core';
 import type { Message } from 'amqplib';
 import type { AckBatcher } from './acks.js';
 import {
@@ -131,8 +137,15 @@ export function receiveWork(
   deps: DeliveryDeps,
   handler: (delivery: Delivery) => Promise<void>,
 ): (on: ConsumerChannel, msg: Message) => Promise<void> {
-  const onError = (err: unknown, id: string) =>
-    deps.logger.warn({ err, queue: deps.names.work, id }, 'settlement not recorded');
+  const onError = (err: unknown, work: WorkMessage) =>
+    deps.logger.warn(
+      {
+        ...eventLogFields(work.envelope, work.attempt),
+        ...errorLogFields(err),
+        queue: deps.names.work,
+      },
+      'settlement not recorded',
+    );
   return async (on, msg) => {
     const work = fromWorkMessage(msg);
     const id = work.envelope.id;
@@ -140,11 +153,11 @@ export function receiveWork(
       const settle = settleOn(deps, on, msg, `${deps.names.work}/${id}`);
       await settle
         .replace(deadLetterCopy(deps, work, work.attempt - 1))
-        .catch((err: unknown) => onError(err, id));
+        .catch((err: unknown) => onError(err, work));
       return;
     }
     await runDelivery(handler, workDelivery(deps, on, msg, work), {
-      onError: (err) => onError(err, id),
+      onError: (err) => onError(err, work),
     });
   };
 }

@@ -13,6 +13,7 @@ import {
   type ConsumeOptions,
   type Delivery,
   type Subscription,
+  type HealthCheck,
   type TopologySetup,
   type Transport,
   type TransportCapabilities,
@@ -39,9 +40,16 @@ export interface RabbitMqTransport
   extends Transport,
     TopologySetup,
     BrokerDeadLetters,
-    BacklogProbe {
+    BacklogProbe,
+    HealthCheck {
   readonly name: 'rabbitmq';
   readonly queue: string;
+  /**
+   * Opens and closes a channel on the transport's connection (connecting if needed), for
+   * readiness probes: rejects with `TransportUnavailableError` while the broker is unreachable.
+   * Declares nothing.
+   */
+  check(signal?: AbortSignal): Promise<void>;
 }
 
 const DURABILITY =
@@ -180,6 +188,11 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     queue: config.queue,
     capabilities,
     start: () => lifecycle.start(),
+
+    async check() {
+      lifecycle.assertOpen('check');
+      await withChannel('check', async () => {});
+    },
 
     async publish(messages) {
       if (messages.length === 0) return;

@@ -10,7 +10,13 @@ import {
   ONCEFLOW_HEADERS,
   runDelivery,
 } from '@onceflow/core/kit';
-import type { Delivery, Logger, Subscription } from '@onceflow/core';
+import {
+  type Delivery,
+  type Logger,
+  type Subscription,
+  errorLogFields,
+  eventLogFields,
+} from '@onceflow/core';
 import { type DeliveryDeps, type Received, receivedDelivery } from './delivery.js';
 import { createSlots } from './slots.js';
 
@@ -99,7 +105,10 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
     try {
       const outcome = await runDelivery(deps.handler, init, {
         onError: (err) =>
-          logger.warn({ err, url, id: envelope.id }, 'sqs: settlement not recorded'),
+          logger.warn(
+            { ...eventLogFields(envelope, init.attempt), ...errorLogFields(err), url },
+            'sqs: settlement not recorded',
+          ),
       });
       return outcome?.kind === 'ack';
     } finally {

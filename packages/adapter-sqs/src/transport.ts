@@ -1,10 +1,16 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { createLifecycle, createSubscriptions, parseConsumeOptions } from '@onceflow/core/kit';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  brokerCall,
+  createLifecycle,
+  createSubscriptions,
+  parseConsumeOptions,
+} from '@onceflow/core/kit';
 import type {
   BacklogProbe,
   BrokerDeadLetters,
   ConsumeOptions,
   Delivery,
+  HealthCheck,
   TopologySetup,
   Transport,
   TransportCapabilities,
@@ -24,8 +30,18 @@ import { ensureSqsQueues, type SqsQueues } from './queues.js';
  * (`BrokerDeadLetters`), and the work queue's approximate counts from `backlog()`
  * (`BacklogProbe`). Its deliveries are `RenewableDelivery`s.
  */
-export interface SqsTransport extends Transport, TopologySetup, BrokerDeadLetters, BacklogProbe {
+export interface SqsTransport
+  extends Transport,
+    TopologySetup,
+    BrokerDeadLetters,
+    BacklogProbe,
+    HealthCheck {
   readonly name: 'sqs';
+  /**
+   * Asks SQS for the work queue's ARN (setting the queues up first if no operation has yet), for
+   * readiness probes: rejects with `TransportUnavailableError` when SQS does not answer.
+   */
+  check(signal?: AbortSignal): Promise<void>;
   /** The work queue's and dead-letter queue's names and URLs; set once the queues are set up. */
   readonly queues: SqsQueues | undefined;
 }
@@ -126,6 +142,12 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
     },
 
     start: async () => void (await lifecycle.start()),
+
+    async check(signal) {
+      const { client: c, queues: q } = await ready('check');
+      const ask = new GetQueueAttributesCommand({ QueueUrl: q.url, AttributeNames: ['QueueArn'] });
+      await brokerCall('sqs check', () => c.send(ask, { abortSignal: signal }));
+    },
 
     async publish(messages) {
       if (messages.length === 0) return;

@@ -1,5 +1,6 @@
-import type { Inbox, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
 import type { DatabaseHandle } from './database.js';
+import { asStore } from './errors.js';
 import { createSqliteInbox } from './inbox.js';
 import { createSqliteRecordStore } from './records.js';
 
@@ -12,8 +13,13 @@ import { createSqliteRecordStore } from './records.js';
  * `received` record goes, so the next claim is `new`) or a processing lease (back to
  * `enqueued`). Tokens are random, so a token never owns both.
  */
-export interface EmbeddedStore extends Inbox, RecordStore {
+export interface EmbeddedStore extends Inbox, RecordStore, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
+  /**
+   * `SELECT 1` on the file's connection (opening it if needed), for readiness probes: rejects
+   * with `StoreUnavailableError` once the instance is closed or the file cannot be opened.
+   */
+  check(signal?: AbortSignal): Promise<void>;
 }
 
 export function createEmbeddedStore(handle: DatabaseHandle): EmbeddedStore {
@@ -25,5 +31,6 @@ export function createEmbeddedStore(handle: DatabaseHandle): EmbeddedStore {
     async release(source, id, token) {
       if (!(await releaseLease(source, id, token))) await inbox.release(source, id, token);
     },
+    check: () => asStore('check', () => void handle.stmt('SELECT 1').get()),
   };
 }

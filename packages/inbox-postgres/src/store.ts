@@ -1,7 +1,7 @@
-import type { Inbox, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
 import { type PostgresInboxConfig, resolveConfig } from './config.js';
 import { batchedHotPath } from './batched.js';
-import { exec } from './exec.js';
+import { exec, run } from './exec.js';
 import { directHotPath } from './hot-path.js';
 import { createInboxMethods } from './inbox.js';
 import { inboxNames } from './names.js';
@@ -20,8 +20,13 @@ import { inboxStatements } from './statements.js';
  * unused (the record is `enqueued` again). Tokens are random UUIDs, so one never names both. A
  * token that owns nothing releases nothing.
  */
-export interface PostgresInbox extends Inbox, RecordStore {
+export interface PostgresInbox extends Inbox, RecordStore, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
+  /**
+   * `SELECT 1` on a pooled connection, for readiness probes: rejects with `StoreUnavailableError`
+   * when PostgreSQL does not answer. pg cannot cancel it, so the caller bounds the wait.
+   */
+  check(signal?: AbortSignal): Promise<void>;
   /** `"schema"."table"` this store works on. */
   readonly table: string;
 }
@@ -53,6 +58,9 @@ export function createPostgresInbox(config: PostgresInboxConfig): PostgresInbox 
     ...createRecordMethods(pool, names.qualified, records),
     async release(source, id, token) {
       await exec(pool, sql.release, [source, id, token], 'release');
+    },
+    async check() {
+      await run(pool, 'SELECT 1', [], 'check');
     },
   };
 }

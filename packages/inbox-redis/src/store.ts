@@ -1,4 +1,4 @@
-import type { Inbox, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
 import { createCall } from './call.js';
 import { defineInboxCommands } from './commands.js';
 import { type RedisInboxConfig, resolveConfig } from './config.js';
@@ -16,8 +16,13 @@ import { createRecordWrites } from './records.js';
  * the processing lease up unused (the record is enqueued again, the next delivery can `begin`).
  * Tokens are random UUIDs, so one never names both. A token that owns nothing releases nothing.
  */
-export interface RedisInbox extends Inbox, RecordStore {
+export interface RedisInbox extends Inbox, RecordStore, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
+  /**
+   * `PING`, for readiness probes: rejects with `StoreUnavailableError` while the client is
+   * reconnecting or Redis does not answer within `timeoutMs`.
+   */
+  check(signal?: AbortSignal): Promise<void>;
   /** `{prefix}:`, the start of every key this store writes (one Redis Cluster hash tag). */
   readonly keyBase: string;
 }
@@ -43,6 +48,9 @@ export function createRedisInbox(config: RedisInboxConfig): RedisInbox {
   const keys = inboxKeys(resolved.prefix);
   return {
     keyBase: keys.base,
+    async check() {
+      await call('check', () => redis.ping());
+    },
     ...createInboxMethods({ call, scripts, keys, config: resolved }),
     ...createRecordWrites({ call, scripts, keys, retentionMs }),
     ...createListing({ call, scripts, keys, retentionMs }),

@@ -1,3 +1,4 @@
+import { hasHealthCheck } from '@onceflow/core';
 import { afterAll, describe, it } from 'vitest';
 import { createRecorder, defaultRecordDir, jsonCapabilities } from '../matrix.js';
 import { type TransportConformanceOptions, resolveTimeouts } from '../options.js';
@@ -8,6 +9,7 @@ import { concurrencyScenarios } from './scenarios/concurrency.js';
 import { deadLetterScenarios } from './scenarios/dead-letters.js';
 import { dedupeScenarios } from './scenarios/dedupe.js';
 import { deliveryScenarios } from './scenarios/delivery.js';
+import { healthCheckScenarios } from './scenarios/health-check.js';
 import { lifecycleScenarios } from './scenarios/lifecycle.js';
 import { lockScenarios } from './scenarios/locks.js';
 import { retryScenarios } from './scenarios/retry.js';
@@ -30,7 +32,8 @@ const groups: readonly ScenarioGroup[] = [
  * Registers the transport conformance suite with vitest: one test per scenario, each on its own
  * fresh queue. Capabilities are read from a transport made by `createTransport` (transports are
  * never started by the suite, except in the TopologySetup scenario); every declared capability is tested, and for each one not declared, its fallback.
- * A transport with `BacklogProbe` also runs the backlog scenarios.
+ * A transport with `BacklogProbe` also runs the backlog scenarios, one with `HealthCheck` the
+ * health-check scenario.
  * When the suite ends, what it observed is written to the capability record (see `recordTo`).
  *
  * @example
@@ -48,7 +51,10 @@ export function describeTransportConformance(
     const probe = await options.createTransport({ queue: freshQueueName(), lockMs: t.lockMs });
     const caps = probe.capabilities;
     // Optional abilities the transport implements add their scenarios.
-    const optional: readonly ScenarioGroup[] = hasBacklog(probe) ? [backlogScenarios] : [];
+    const optional: readonly ScenarioGroup[] = [
+      ...(hasBacklog(probe) ? [backlogScenarios] : []),
+      ...(hasHealthCheck(probe) ? [healthCheckScenarios] : []),
+    ];
     await probe.close();
     if (caps.lock.ms !== t.lockMs) {
       throw new RangeError(

@@ -1,5 +1,11 @@
 import { createInFlight, decodeDelivery, runDelivery } from '@onceflow/core/kit';
-import type { Delivery, Logger, Subscription } from '@onceflow/core';
+import {
+  type Delivery,
+  type Logger,
+  type Subscription,
+  errorLogFields,
+  eventLogFields,
+} from '@onceflow/core';
 import { type DeliveryDeps, leasedDelivery } from './delivery.js';
 import type { ClaimedMessage } from './messages.js';
 import type { Waker } from './waker.js';
@@ -39,7 +45,14 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
     try {
       await runDelivery(deps.handler, init, {
         onError: (err) =>
-          logger.warn({ err, queue: deps.queue, id: envelope.id }, 'settlement not recorded'),
+          logger.warn(
+            {
+              ...eventLogFields(envelope, init.attempt),
+              ...errorLogFields(err),
+              queue: deps.queue,
+            },
+            'settlement not recorded',
+          ),
       });
     } finally {
       init.dispose();

@@ -7,6 +7,7 @@ import {
 } from '@onceflow/core/kit';
 import type {
   BacklogProbe,
+  HealthCheck,
   Logger,
   TopologySetup,
   Transport,
@@ -21,9 +22,11 @@ import { createMessageStore } from './messages.js';
 import { createQueueNotifier, createWaker, type QueueNotifier } from './waker.js';
 
 /** A transport over one queue of the embedded file. */
-export interface EmbeddedTransport extends Transport, TopologySetup, BacklogProbe {
+export interface EmbeddedTransport extends Transport, TopologySetup, BacklogProbe, HealthCheck {
   readonly name: 'embedded';
   readonly queue: string;
+  /** `SELECT 1` on the file's connection, for readiness probes; rejects once closed. */
+  check(signal?: AbortSignal): Promise<void>;
 }
 
 export interface EmbeddedTransportDeps {
@@ -82,6 +85,11 @@ export function createEmbeddedTransport(deps: EmbeddedTransportDeps): EmbeddedTr
     async start() {
       await lifecycle.start();
       await asTransport('start', () => void store.sweep(config.dedupeWindowMs));
+    },
+
+    async check() {
+      lifecycle.assertOpen('check');
+      await asTransport('check', () => void handle.stmt('SELECT 1').get());
     },
 
     async publish(messages) {
