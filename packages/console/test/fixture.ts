@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createEnvelope, createWorker, defineHandler, type Envelope } from '@onceflow/core';
+import { createEmbedded } from '@onceflow/embedded';
+import { type ConsoleOptions, createConsole } from '../src/index.js';
+
+export const TOKEN = 'console-test-token-0123456789';
+export const POISON_ID = 'evt_poison';
+export const SCRIPT_PAYLOAD =
+  '<script>window.__pwned = true; alert("x")</script><img src=x onerror="window.__pwned=1">';
+
+export async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const order = (id: string, payload: unknown): Envelope =>
+  createEnvelope({
+    id,
+    source: 'shop',
+    type: 'order.paid',
+    key: 'cus_1',
+    payload,
+    headers: { 'x-shop-signature': 'sha256=deadbeef', 'x-request-id': `req-${id}` },
+  });
+
+/**
+ * An embedded store and transport with a worker: ten orders processed, and one poison order
+ * (its payload carries HTML and script) dead-lettered after two failed attempts. Then a console
+ * that can write at `/console` and a read-only one at `/ro`, on one real HTTP server.
+ */
+export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'onceflow-console-'));
+  const embedded = createEmbedded({ path: join(dir, 'onceflow.db'), pollIntervalMs: 20 });
+  await embedded.start();
+  const transport = embedded.transport('orders', { lockMs: 2000 });
+  const runs = new Map<string, number>();
+  let poisonFails = true;
+  const worker = createWorker({
+    transport,
+    records: embedded.records,
+    retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 },
+    handlers: [
+      defineHandler({
+        type: 'order.paid',
+        async handle(_payload, ctx) {
+          runs.set(ctx.envelope.id, (runs.get(ctx.envelope.id) ?? 0) + 1);
+          if (ctx.envelope.id === POISON_ID && poisonFails)
+            throw new Error('card declined <b>twice</b>');
+        },
+      }),
+    ],
+  });
+  await worker.start();
+  await transport.publish([
+    ...Array.from({ length: 10 }, (_, i) => ({ envelope: order(`evt_${i}`, { amount: i * 100 }) })),
+    { envelope: order(POISON_ID, { amount: 1, note: SCRIPT_PAYLOAD }) },
+  ]);
+  await waitFor(
+    async () => (await embedded.records.get('shop', POISON_ID))?.state === 'dead-lettered',
+    'the poison order dead-lettered',
+  );
+  await waitFor(
+    async () => (await embedded.records.count({ state: 'completed' })) === 10,
+    'ten orders completed',
+  );
+
+  const writable = createConsole({
+    records: embedded.records,
+    transport,
+    auth: { token: TOKEN, operator: 'alice' },
+    basePath: '/console',
+    write: true,
+    ...consoleOptions,
+  });
+  const readOnly = createConsole({
+    records: embedded.records,
+    transport,
+    auth: { token: TOKEN, operator: 'bob' },
+    basePath: '/ro',
+  });
+  const server: Server = createServer((req, res) =>
+    req.url?.startsWith('/ro') ? readOnly.node(req, res) : writable.node(req, res),
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    base,
+    embedded,
+    runs,
+    healPoison: () => {
+      poisonFails = false;
+    },
+    async [Symbol.asyncDispose]() {
+      await new Promise<void>((r) => server.close(() => r()));
+      await worker.close();
+      await embedded.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
