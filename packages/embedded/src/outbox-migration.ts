@@ -17,8 +17,7 @@ export const OUTBOX_MIGRATION = `
     lease_token TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
     last_error TEXT,                -- JSON ErrorInfo of the last failed publish
-    sent_at INTEGER,
-    UNIQUE (source, id)             -- an id added again adds nothing
+    sent_at INTEGER
   );
   CREATE INDEX onceflow_outbox_unsent ON onceflow_outbox (seq) WHERE sent_at IS NULL;
   CREATE INDEX onceflow_outbox_key ON onceflow_outbox (ordering_key, seq)

@@ -5,9 +5,9 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
 
-/** In the caller's transaction. An id already in the outbox adds nothing. */
+/** In the caller's transaction. */
 const ADD_SQL = `INSERT INTO onceflow_outbox (source, id, ordering_key, envelope, created_at, available_at)
-  VALUES (@source, @id, @key, @envelope, @now, @now) ON CONFLICT (source, id) DO NOTHING`;
+  VALUES (@source, @id, @key, @envelope, @now, @now)`;
 
 /**
  * The due heads (unsent rows with no earlier unsent row of their key), leased in one statement:
@@ -48,8 +48,8 @@ export interface EmbeddedOutbox extends OutboxStore {
   /**
    * Adds `event` inside the transaction open on `db` (any connection to the embedded file), and
    * returns its event id (`event.id`, or a random UUID chosen now and kept across every re-send).
-   * Synchronous, like the transaction. Nothing is published unless the transaction commits. An
-   * id already in the outbox adds nothing. Throws `UsageError` outside a transaction, on a file
+   * Synchronous, like the transaction. Nothing is published unless the transaction commits. A
+   * caller-given id added twice is sent twice (the worker's record guard runs it once). Throws `UsageError` outside a transaction, on a file
    * without the onceflow tables, or for an invalid event.
    */
   add(db: Database, event: OutboxEvent): string;

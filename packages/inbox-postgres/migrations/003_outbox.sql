@@ -20,10 +20,9 @@ CREATE TABLE IF NOT EXISTS {{table:outbox}} (
   attempts     integer     NOT NULL DEFAULT 0,
   -- ErrorInfo of the last failed publish: { code, name, message }.
   last_error   jsonb,
-  sent_at      timestamptz,
-  -- An id added again (a caller-given id in a retried transaction) adds nothing.
-  UNIQUE (source, id)
-);
+  sent_at      timestamptz
+-- Room on each page, so a lease (no indexed column changes) is a heap-only update.
+) WITH (fillfactor = 70);
 
 -- The dispatcher's scan: unsent rows in add order. Sent rows leave it.
 CREATE INDEX IF NOT EXISTS {{name:outbox_unsent_idx}} ON {{table:outbox}} (seq)

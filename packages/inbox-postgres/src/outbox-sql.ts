@@ -5,6 +5,15 @@ import { inMs, type Statement } from './statements.js';
  * The outbox's statements, for the outbox beside one inbox table. Each is one autocommit
  * statement; the comments say which races each one closes.
  */
+/**
+ * The dispatcher's writes commit without waiting for the WAL flush (`synchronous_commit` off for
+ * that statement's transaction only): one that a crash of PostgreSQL loses is harmless, as a lease
+ * that was never taken, a row published again (downstream dedupe catches it) or a reschedule that
+ * waits for the lease instead. It saves the WAL flush of two commits per batch; `add`, in the
+ * application's transaction, keeps the application's setting.
+ */
+const ASYNC_COMMIT = `(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`;
+
 export function outboxStatements(n: InboxNames) {
   const o = n.sibling('outbox');
   const stmt = (name: string, text: string): Statement => ({
@@ -12,11 +21,10 @@ export function outboxStatements(n: InboxNames) {
     text,
   });
   return {
-    /** In the caller's transaction. An id already in the outbox adds nothing. */
+    /** In the caller's transaction. */
     add: stmt(
       'outbox_add',
-      `INSERT INTO ${o} (source, id, ordering_key, envelope) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (source, id) DO NOTHING`,
+      `INSERT INTO ${o} (source, id, ordering_key, envelope) VALUES ($1, $2, $3, $4)`,
     ),
     /**
      * Takes the due heads: unsent rows with no earlier unsent row of their key. The head test
@@ -36,19 +44,20 @@ export function outboxStatements(n: InboxNames) {
          ORDER BY c.seq LIMIT $3
          FOR UPDATE SKIP LOCKED)
        UPDATE ${o} t SET lease_token = $1, available_at = ${inMs('$2')}, attempts = t.attempts + 1
-       FROM picked WHERE t.seq = picked.seq
+       FROM picked, ${ASYNC_COMMIT} WHERE t.seq = picked.seq
        RETURNING t.seq::float8 AS seq, t.envelope, t.attempts`,
     ),
     /** Only rows the lease still owns: one that expired and was re-leased is the new owner's. */
     markSent: stmt(
       'outbox_sent',
-      `UPDATE ${o} SET sent_at = now(), lease_token = NULL
+      `UPDATE ${o} SET sent_at = now(), lease_token = NULL FROM ${ASYNC_COMMIT}
        WHERE seq = ANY($2::bigint[]) AND lease_token = $1 AND sent_at IS NULL`,
     ),
     reschedule: stmt(
       'outbox_retry',
       `UPDATE ${o} SET lease_token = NULL, available_at = ${inMs('$3')},
          last_error = coalesce($4::jsonb, last_error)
+       FROM ${ASYNC_COMMIT}
        WHERE seq = ANY($2::bigint[]) AND lease_token = $1 AND sent_at IS NULL`,
     ),
     /** Oldest sent rows first, `$2` at most per statement, so retention never holds long locks. */

@@ -43,7 +43,8 @@ export interface PostgresOutbox extends OutboxStore {
   /**
    * Adds `event` inside the transaction `client` has open, and resolves with its event id
    * (`event.id`, or a random UUID chosen now and kept across every re-send). Nothing is published
-   * unless that transaction commits. An id already in the outbox adds nothing. Rejects with
+   * unless that transaction commits. A caller-given id added twice is sent twice (the worker's
+   * record guard runs it once). Rejects with
    * `UsageError` for a pool (use the client of your transaction) or an invalid event, with
    * `StoreUnavailableError` when PostgreSQL fails (roll back).
    */

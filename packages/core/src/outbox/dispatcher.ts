@@ -128,7 +128,8 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
   const giveUp = async (lease: OutboxLease, err: unknown, delayMs: number) => {
     const seqs = lease.rows.map((r) => r.seq);
     try {
-      await outbox.reschedule(lease.token, seqs, { delayMs, error: errorInfo(err) });
+      const error = err === undefined ? undefined : errorInfo(err);
+      await outbox.reschedule(lease.token, seqs, { delayMs, error });
     } catch (rescheduleErr) {
       logger.warn(
         { err: rescheduleErr },
@@ -138,16 +139,74 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
   };
 
   /** One batch: how many rows it published, or the publish error and how long to wait. */
-  const dispatchBatch = async (): Promise<BatchResult> => {
+  /**
+   * The last batch's `markSent`, still running while the next batch is leased and published: its
+   * rows' keys are held back until it commits, the other keys go on. At most one at a time.
+   */
+  let marking: Promise<void> | undefined;
+
+  const markSent = (lease: OutboxLease): void => {
+    const previous = marking;
+    const seqs = lease.rows.map((r) => r.seq);
+    const current = (async () => {
+      await previous;
+      try {
+        await outbox.markSent(lease.token, seqs);
+      } catch (err) {
+        logger.warn(
+          { err, count: seqs.length },
+          'outbox markSent failed; the rows are published again when their lease ends',
+        );
+      }
+    })();
+    marking = current;
+    void current.then(() => {
+      if (marking === current) marking = undefined;
+    });
+  };
+
+  /** A lease of due rows; when none is due but a mark is running, once more after it. */
+  const leaseDue = async (): Promise<OutboxLease> => {
     const lease = await outbox.lease({ limit: batchSize, leaseMs });
+    if (lease.rows.length > 0 || marking === undefined) return lease;
+    await marking;
+    return outbox.lease({ limit: batchSize, leaseMs });
+  };
+
+  /**
+   * The next batch, leased while the current one is published (its keys are other keys: the
+   * current batch's heads are leased). Given back on failure and on close.
+   */
+  let ahead: Promise<OutboxLease> | undefined;
+
+  const takeLease = (): Promise<OutboxLease> => {
+    const lease = ahead ?? leaseDue();
+    ahead = undefined;
+    return lease;
+  };
+
+  /** Gives the batch leased ahead back, due again after `delayMs`. */
+  const giveBackAhead = async (err: unknown, delayMs: number): Promise<void> => {
+    const pending = ahead;
+    ahead = undefined;
+    const lease = await pending?.catch(() => undefined);
+    if (lease && lease.rows.length > 0) await giveUp(lease, err, delayMs);
+  };
+
+  const dispatchBatch = async (): Promise<BatchResult> => {
+    const lease = await takeLease();
     if (lease.rows.length === 0) return { published: 0 };
+    if (!closed) {
+      ahead = leaseDue();
+      ahead.catch(() => undefined); // its failure surfaces when it is taken
+    }
     try {
       await transport.publish(
         lease.rows.map(({ envelope }) => ({ envelope, dedupeKey: envelope.id })),
       );
     } catch (err) {
       const delayMs = backoff.next();
-      await giveUp(lease, err, delayMs);
+      await Promise.all([giveUp(lease, err, delayMs), giveBackAhead(err, delayMs)]);
       return { published: 0, failed: { err, delayMs } };
     }
     backoff.reset();
@@ -155,17 +214,7 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
       for (const { envelope } of lease.rows)
         metrics.outboxPublished.inc({ source: envelope.source });
     }
-    try {
-      await outbox.markSent(
-        lease.token,
-        lease.rows.map((r) => r.seq),
-      );
-    } catch (err) {
-      logger.warn(
-        { err, count: lease.rows.length },
-        'outbox markSent failed; the rows are published again when their lease ends',
-      );
-    }
+    markSent(lease);
     return { published: lease.rows.length };
   };
 
@@ -175,7 +224,11 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
       const { published, failed } = await dispatchBatch();
       if (failed) throw failed.err;
       total += published;
-      if (published === 0 || closed) return total;
+      if (published === 0 || closed) {
+        await giveBackAhead(undefined, 0);
+        await marking;
+        return total;
+      }
     }
   };
 
@@ -198,6 +251,7 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
       }
       if (waitMs > 0) await waiter.sleep(waitMs);
     }
+    await giveBackAhead(undefined, 0);
   };
 
   const purgeSent = async (): Promise<number> => {
@@ -217,6 +271,7 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
     closed = true;
     waiter.wakeAll();
     await Promise.all([loop, ...tickers.map((t) => t.close())]);
+    await marking;
   };
 
   return {
