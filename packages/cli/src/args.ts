@@ -67,7 +67,7 @@ export type Command =
       'apply' | 'json' | 'batchSize' | 'progressIntervalMs'
     >)
   | { readonly name: 'inbox stats'; readonly json: boolean }
-  | { readonly name: 'config'; readonly json: boolean }
+  | { readonly name: 'config'; readonly json: boolean; readonly schema: boolean }
   | {
       readonly name: 'inbox purge';
       readonly olderThanMs: number;
@@ -197,9 +197,11 @@ function build(
       return { name, ...window, rate, replayId, apply, json };
     }
     case 'inbox stats':
-    case 'config':
       noArgs();
       return { name, json };
+    case 'config':
+      noArgs();
+      return { name, json, schema: v.schema === true };
     case 'inbox purge': {
       noArgs();
       if (v['older-than'] === undefined)
@@ -259,8 +261,8 @@ export function parseCommandLine(
 
 /** What `runCli` needs before it reads the config file: whether to, and which file. */
 export interface EarlyFlags {
-  /** `--help`, `help …` or `--version`: answered without reading the config file. */
-  readonly helpOrVersion: boolean;
+  /** `--help`, `help …`, `--version`, `config --schema`: answered without reading the file. */
+  readonly skipsConfig: boolean;
   /** `--config`, else `ONCEFLOW_CONFIG`. */
   readonly config: string | undefined;
 }
@@ -274,7 +276,10 @@ export function earlyFlags(argv: readonly string[], env: Env): EarlyFlags {
     strict: false,
   });
   const config = typeof values.config === 'string' ? values.config : env.ONCEFLOW_CONFIG;
-  const helpOrVersion =
-    values.help === true || values.version === true || positionals[0] === 'help';
-  return { helpOrVersion, config };
+  const skipsConfig =
+    values.help === true ||
+    values.version === true ||
+    positionals[0] === 'help' ||
+    (positionals[0] === 'config' && values.schema === true);
+  return { skipsConfig, config };
 }

@@ -168,16 +168,18 @@ retention longer than every sender's retry horizon.`,
     ],
   },
   config: {
-    synopsis: '[--to NAME] [--queue NAME] [--json]',
+    synopsis: '[--to NAME] [--queue NAME] [--json] | --schema',
     summary: 'the settings a command would run with, and where each comes from',
     about: `Prints the config file read (or where it was looked for) and each setting a command
 would run with: the store, the transport, the queue, each store's and broker's address, the
 default actor and rate, with where it comes from (a flag, a variable, the config file, the
 default). Passwords in URLs are masked. Opens no store and no broker; exits 2 when the config
-file is refused, so it also checks a file before a deploy. Read-only.`,
+file is refused, so it also checks a file before a deploy. Read-only. --schema prints the
+file's JSON Schema instead, for editors ("$schema" in a JSON config file).`,
     options: [
       ['--to NAME', 'as the commands that publish take it'],
       ['--queue NAME', 'likewise'],
+      ['--schema', "the config file's JSON Schema (draft 2020-12), without reading the file"],
       JSON_FLAG,
     ],
   },

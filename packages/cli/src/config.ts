@@ -11,77 +11,88 @@ const text = z.string().min(1);
  * both.
  */
 export const configSchema = z.strictObject({
-  /** For editors: the JSON schema's URL or path. Ignored. */
-  $schema: z.string().optional(),
-  /** `--store` / `ONCEFLOW_STORE`: the record store (`embedded`, `postgres`, `redis`, …). */
-  store: text.optional(),
-  /** `--to` / `ONCEFLOW_TO`: the transport redrive and replay publish through. */
-  to: text.optional(),
-  /** `--queue` / `ONCEFLOW_QUEUE`: its queue, for Kafka the work topic. */
-  queue: text.optional(),
+  $schema: z.string().optional().describe("For editors: the JSON schema's URL or path. Ignored."),
+  store: text
+    .optional()
+    .describe(
+      '`--store` / `ONCEFLOW_STORE`: the record store (`embedded`, `postgres`, `redis`, …).',
+    ),
+  to: text
+    .optional()
+    .describe('`--to` / `ONCEFLOW_TO`: the transport redrive and replay publish through.'),
+  queue: text
+    .optional()
+    .describe('`--queue` / `ONCEFLOW_QUEUE`: its queue, for Kafka the work topic.'),
   embedded: z
     .strictObject({
-      /** `--db` / `ONCEFLOW_DB`: the SQLite file, relative to the config file's folder. */
-      db: text.optional(),
+      db: text
+        .optional()
+        .describe("`--db` / `ONCEFLOW_DB`: the SQLite file, relative to the config file's folder."),
     })
     .optional(),
   postgres: z
     .strictObject({
-      /** `--pg-url` / `ONCEFLOW_PG_URL`. */
-      url: text.optional(),
-      /** `ONCEFLOW_PG_SCHEMA`. */
-      schema: text.optional(),
-      /** `ONCEFLOW_PG_TABLE`. */
-      table: text.optional(),
+      url: text.optional().describe('`--pg-url` / `ONCEFLOW_PG_URL`.'),
+      schema: text.optional().describe('`ONCEFLOW_PG_SCHEMA`.'),
+      table: text.optional().describe('`ONCEFLOW_PG_TABLE`.'),
     })
     .optional(),
   redis: z
     .strictObject({
-      /** `ONCEFLOW_REDIS_URL`: the Redis store, and the BullMQ transport's server. */
-      url: text.optional(),
-      /** `ONCEFLOW_REDIS_PREFIX`: the Redis store's key prefix. */
-      prefix: text.optional(),
+      url: text
+        .optional()
+        .describe("`ONCEFLOW_REDIS_URL`: the Redis store, and the BullMQ transport's server."),
+      prefix: text.optional().describe("`ONCEFLOW_REDIS_PREFIX`: the Redis store's key prefix."),
     })
     .optional(),
   sqs: z
     .strictObject({
-      /** `ONCEFLOW_SQS_ENDPOINT`: a local server; unset for AWS. */
-      endpoint: z.url().optional(),
-      /** `AWS_REGION`. */
-      region: text.optional(),
-      /** `ONCEFLOW_SQS_FIFO`: false for a standard queue. Default true. */
-      fifo: z.boolean().optional(),
+      endpoint: z
+        .url()
+        .optional()
+        .describe('`ONCEFLOW_SQS_ENDPOINT`: a local server; unset for AWS.'),
+      region: text.optional().describe('`AWS_REGION`.'),
+      fifo: z
+        .boolean()
+        .optional()
+        .describe('`ONCEFLOW_SQS_FIFO`: false for a standard queue. Default true.'),
     })
     .optional(),
   rabbitmq: z
     .strictObject({
-      /** `ONCEFLOW_AMQP_URL`. */
-      url: text.optional(),
+      url: text.optional().describe('`ONCEFLOW_AMQP_URL`.'),
     })
     .optional(),
   kafka: z
     .strictObject({
-      /** `ONCEFLOW_KAFKA_BROKERS`: `host:port` each. */
-      brokers: z.array(text).min(1).optional(),
+      brokers: z
+        .array(text)
+        .min(1)
+        .optional()
+        .describe('`ONCEFLOW_KAFKA_BROKERS`: `host:port` each.'),
     })
     .optional(),
   bullmq: z
     .strictObject({
-      /** `ONCEFLOW_BULLMQ_PREFIX`. */
-      prefix: text.optional(),
+      prefix: text.optional().describe('`ONCEFLOW_BULLMQ_PREFIX`.'),
     })
     .optional(),
   defaults: z
     .strictObject({
-      /** `--actor` of redrive and purge. Default `cli:<os user>`. */
       actor: z
         .string()
         .min(1)
         .max(200)
         .regex(/^\P{Cc}*$/u, 'no control characters')
-        .optional(),
-      /** `--rate` of redrive, purge and replay: most a second. Default: as fast as it goes. */
-      rate: z.number().positive().optional(),
+        .optional()
+        .describe('`--actor` of redrive and purge. Default `cli:<os user>`.'),
+      rate: z
+        .number()
+        .positive()
+        .optional()
+        .describe(
+          '`--rate` of redrive, purge and replay: most a second. Default: as fast as it goes.',
+        ),
     })
     .optional(),
 });
@@ -96,6 +107,14 @@ export const configSchema = z.strictObject({
  * export default defineConfig({ store: 'postgres', postgres: { url: 'postgres://…/app' } });
  */
 export type OnceflowConfig = z.input<typeof configSchema>;
+
+/**
+ * The config file's JSON Schema (draft 2020-12), for editors: `onceflow config --schema` prints
+ * it, and a JSON file's `"$schema"` can point at it.
+ */
+export function configJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(configSchema, { io: 'input' }) as Record<string, unknown>;
+}
 
 /**
  * Returns `config` unchanged: it only gives a `.mjs` or `.ts` config file its type.

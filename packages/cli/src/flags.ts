@@ -21,6 +21,7 @@ export const OPTIONS = {
   actor: { type: 'string' },
   apply: { type: 'boolean' },
   json: { type: 'boolean' },
+  schema: { type: 'boolean' },
   since: { type: 'string' },
   until: { type: 'string' },
   'replay-id': { type: 'string' },
@@ -60,7 +61,7 @@ export const COMMAND_FLAGS = {
     'json',
   ],
   'inbox stats': ['json'],
-  config: ['to', 'queue', 'json'],
+  config: ['to', 'queue', 'schema', 'json'],
   'inbox purge': ['older-than', 'apply', 'json'],
 } as const satisfies Record<string, readonly Flag[]>;
 

@@ -12,7 +12,7 @@ import { listDeadLetters, showDeadLetter } from './commands/dead-letters.js';
 import { listEvents, showEvent } from './commands/events.js';
 import { inboxStats, purgeInbox } from './commands/inbox.js';
 import { replayEvents } from './commands/replay.js';
-import { type OnceflowConfig, withConfig } from './config.js';
+import { configJsonSchema, type OnceflowConfig, withConfig } from './config.js';
 import { type LoadedConfig, loadConfig } from './config-file.js';
 import { showConfig } from './commands/config.js';
 import { EXIT } from './exit-codes.js';
@@ -132,7 +132,7 @@ async function configured(
 ): Promise<LoadedConfig & { env: Env; defaults: NonNullable<OnceflowConfig['defaults']> }> {
   const early = earlyFlags(argv, env);
   const none = { path: undefined, config: {}, env, defaults: {} };
-  if (early.helpOrVersion) return none;
+  if (early.skipsConfig) return none;
   const { path, config } = await loadConfig(io.cwd ?? process.cwd(), early.config);
   if (path === undefined) return none;
   checkNames(path, config, io.stores ?? defaultStores, io.transports ?? defaultTransports);
@@ -178,6 +178,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (command.name === 'version') {
     if (command.json) printJson(output, { name: '@onceflow/cli', version: cliVersion() });
     else output.out(cliVersion());
+    return EXIT.ok;
+  }
+  if (command.name === 'config' && command.schema) {
+    printJson(output, configJsonSchema());
     return EXIT.ok;
   }
   if (command.name === 'config') {

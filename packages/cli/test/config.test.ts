@@ -11,6 +11,7 @@ import { createRedisInbox } from '@onceflow/inbox-redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SETTINGS } from '../src/config.js';
 import { runCli } from '../src/run.js';
 import {
   captureOutput,
@@ -215,6 +216,27 @@ describe('the config file', () => {
     const broken = await run(folder({ 'onceflow.config.json': { store: 7 } }), ['config']);
     expect(broken.code).toBe(2);
     expect(broken.errText()).toContain('store: Invalid input: expected string, received number');
+  });
+
+  it('config --schema prints the JSON Schema, beside a broken file; every field is a setting', async () => {
+    const dir = folder({ 'onceflow.config.json': '{' });
+    const { code, json } = await run(dir, ['config', '--schema']);
+    expect(code).toBe(0);
+    type Node = {
+      properties?: Record<string, Node>;
+      additionalProperties?: boolean;
+      description?: string;
+    };
+    const schema = json() as Node;
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.properties?.postgres?.additionalProperties).toBe(false);
+    expect(schema.properties?.postgres?.properties?.url?.description).toContain('ONCEFLOW_PG_URL');
+    const leaves = Object.entries(schema.properties ?? {}).flatMap(([key, node]) =>
+      node.properties ? Object.keys(node.properties).map((k) => `${key}.${k}`) : [key],
+    );
+    expect(leaves.filter((l) => l !== '$schema').sort()).toEqual(
+      SETTINGS.map((s) => s.field).sort(),
+    );
   });
 
   it('--help and --version answer even beside a broken config file', async () => {
