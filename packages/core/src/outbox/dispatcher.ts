@@ -86,9 +86,12 @@ export interface OutboxDispatcherOptions {
  * rows to be published again when their lease ends. Broker dedupe on the event id (where the
  * broker has it) and the worker's record guard make that second copy do nothing.
  *
- * Any number of dispatchers may run on one outbox. `start()` runs the loop (and retention and the
- * depth metrics) until `close()`, which waits for the batch in flight. It closes neither the
- * outbox nor the transport: their creator does, after `dispatcher.close()`.
+ * One batch is published at a time; the next one is leased meanwhile (rows of other keys) and
+ * the last one is marked sent behind it. Any number of dispatchers may run on one outbox.
+ * `start()` runs the loop (and retention and the depth metrics) until `close()`, which waits for
+ * the batch in flight and gives the one leased ahead back. It closes neither the outbox nor the
+ * transport: their creator does, after `dispatcher.close()`. Call `runOnce` on a dispatcher that
+ * is not started (a script, a test), not beside its own loop.
  */
 export interface OutboxDispatcher {
   /** Starts the loop, which keeps the process alive until `close()`. Idempotent; a no-op after `close()`. */
@@ -138,7 +141,6 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
     }
   };
 
-  /** One batch: how many rows it published, or the publish error and how long to wait. */
   /**
    * The last batch's `markSent`, still running while the next batch is leased and published: its
    * rows' keys are held back until it commits, the other keys go on. At most one at a time.
@@ -193,6 +195,7 @@ export function createOutboxDispatcher(options: OutboxDispatcherOptions): Outbox
     if (lease && lease.rows.length > 0) await giveUp(lease, err, delayMs);
   };
 
+  /** One batch: how many rows it published, or the publish error and how long to wait. */
   const dispatchBatch = async (): Promise<BatchResult> => {
     const lease = await takeLease();
     if (lease.rows.length === 0) return { published: 0 };
