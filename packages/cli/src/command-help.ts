@@ -119,7 +119,8 @@ ${SELECT}`,
   },
   replay: {
     synopsis: `(<source>/<id>... | --since <when> [--until <when>] [--source S] [--type T]
-[--limit N]) [--rate N] [--replay-id ID] [--to NAME] [--queue NAME] [--apply] [--json]`,
+[--limit N]) [--rate N] [--replay-id ID] [--to NAME] [--queue NAME]
+[--apply] [--json]`,
     summary: 'publish completed events again, so workers process them again',
     about: `Publishes copies of completed events, e.g. after fixing a handler bug: the named
 <source>/<id>s, or those the inbox received in the window --since to --until. A copy has the
