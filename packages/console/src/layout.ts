@@ -12,6 +12,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7
 header{background:#1d2330;color:#fff;padding:.6rem 1rem;display:flex;gap:1.2rem;align-items:center}
 header a{color:#cfd8ea;text-decoration:none}header a:hover{color:#fff}header .who{margin-left:auto;color:#9aa6bd}
 main{padding:1rem 1.2rem;max-width:1200px}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1.2rem}dt{font-weight:600}dd{margin:0}
 table{border-collapse:collapse;width:100%;background:#fff}th,td{border-bottom:1px solid #e3e6eb;padding:.35rem .5rem;text-align:left;vertical-align:top}
 th{background:#eef1f5;font-weight:600}code,pre{font:12px/1.4 ui-monospace,monospace}
 pre{background:#fff;border:1px solid #e3e6eb;padding:.6rem;overflow:auto;max-height:28rem;white-space:pre-wrap;word-break:break-all}
