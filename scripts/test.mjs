@@ -38,6 +38,19 @@ process.on('exit', () => {
     spawnSync('node', ['scripts/brokers.mjs', 'down', ...started], { cwd: root, stdio: 'inherit' });
 });
 
+// Tools from Debian's packages (`.ci/run` installs them): promtool for the alert rules' tests,
+// chromium for the console's browser tests (ONCEFLOW_CHROMIUM_PATH points elsewhere).
+const tools = [
+  ['promtool', 'prometheus'],
+  [process.env.ONCEFLOW_CHROMIUM_PATH ?? 'chromium', 'chromium'],
+].filter(([cmd]) => spawnSync('sh', ['-c', `command -v "${cmd}"`]).status !== 0);
+if (tools.length > 0) {
+  console.error(
+    `\nCannot run the tests: missing ${tools.map(([cmd]) => cmd).join(', ')}; install with\n  apt-get install ${tools.map(([, pkg]) => pkg).join(' ')}`,
+  );
+  process.exit(1);
+}
+
 const missing = await missingServices();
 if (missing.length > 0) {
   console.error(

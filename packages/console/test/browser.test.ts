@@ -4,8 +4,8 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POISON_ID, SCRIPT_PAYLOAD, TOKEN, startFixture, waitFor } from './fixture.js';
 
-/** Debian's chromium; CHROMIUM_PATH points elsewhere. CI installs the package (see .ci/run). */
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Debian's chromium; ONCEFLOW_CHROMIUM_PATH points elsewhere. CI installs the package (see .ci/run). */
+const executablePath = process.env.ONCEFLOW_CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** ONCEFLOW_CONSOLE_SCREENSHOTS=1 writes each page's screenshot for the README. */
 const shots =
   process.env.ONCEFLOW_CONSOLE_SCREENSHOTS === '1'
