@@ -171,6 +171,10 @@ export {
   createMetrics,
 } from './observability/metrics.js';
 export { type StoreMonitorOptions, createStoreMonitor } from './observability/store-monitor.js';
+
+// Tracing: OpenTelemetry spans through @opentelemetry/api, a no-op until an SDK is registered
+export { SPAN_ATTRIBUTES, TRACE_LINK_HEADER, TRACER_NAME } from './observability/tracing.js';
+export { publishInNewTraces, publishTraced } from './observability/trace-publish.js';
 export {
   type BacklogMonitorOptions,
   createBacklogMonitor,

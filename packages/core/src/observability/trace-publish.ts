@@ -52,6 +52,10 @@ function carrying(message: OutgoingMessage, span: Span): OutgoingMessage {
  *
  * With a tracer that does not record (the default until an SDK is registered) the messages go
  * out unchanged: an incoming `traceparent` the receiver kept still travels.
+ *
+ * @example
+ * // Publishing from your own service: the event's deliveries continue this trace.
+ * await publishTraced(trace.getTracer('orders'), transport, [{ envelope: createEnvelope(init) }]);
  */
 export async function publishTraced(
   tracer: Tracer,
