@@ -1,4 +1,4 @@
-import type { EventState, RecordStore } from '@onceflow/core';
+import { type EventState, publishInNewTraces, type RecordStore } from '@onceflow/core';
 import type { InboxBrowser, InboxQuery, StoredEvent } from '../browser.js';
 import { EXIT } from '../exit-codes.js';
 import { humanDuration, plural, table } from '../format.js';
@@ -243,7 +243,8 @@ async function apply(
           return { envelope: copy, dedupeKey: copy.id };
         });
         await pace();
-        await transport.publish(messages);
+        // Each copy starts a trace of its own, linked to the original's.
+        await publishInNewTraces(transport, messages, { operation: 'replay' });
         published += messages.length;
         progress.update(published, Math.max(total, published));
       }
