@@ -35,6 +35,12 @@ export interface TransportCapabilities {
   readonly deliveryLimit: number | false;
   /** Plain words on what `publish` resolving means for durability on this broker. */
   readonly durability: string;
+  /**
+   * Plain words on what `ack()` and `retry()` resolving mean, where the transport records
+   * settlements with the broker after they resolve (Kafka commits offsets in batches): what a
+   * crash before that costs. Absent: a settlement resolves once the broker has recorded it.
+   */
+  readonly settlement?: string | undefined;
 }
 
 /** One message to publish. */
@@ -56,7 +62,12 @@ export interface Delivery {
   readonly attempt: number;
   /** Aborted when this delivery's lock is known to be lost; settling it then may not take effect. */
   readonly signal: AbortSignal;
-  /** Done: remove the message. Resolves once the broker has recorded it. */
+  /**
+   * Done: remove the message. Resolves once the broker has recorded it, or, where the
+   * transport's `capabilities.settlement` says so, once the transport holds it for its next
+   * batched commit (a crash before that delivers the message again; the worker's record guard
+   * makes that harmless).
+   */
   ack(): Promise<void>;
   /** Deliver again, no earlier than `delayMs` from now, with `attempt + 1`. */
   retry(options: {

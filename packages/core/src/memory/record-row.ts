@@ -37,8 +37,11 @@ export interface Row {
   /** Time used by purge: the envelope's receivedAt, else when the row was first written. */
   receivedAt: number;
   updatedAt: number;
-  history: HistoryEntry[];
+  history: StoredEntry[];
 }
+
+/** A history entry as the row keeps it: its time in epoch ms, made ISO-8601 when read. */
+export type StoredEntry = Omit<HistoryEntry, 'at'> & { readonly at: number };
 
 /** The envelope's receivedAt in epoch ms, or `fallback` when it does not parse. */
 export function receivedAtOf(envelope: Envelope, fallback: number): number {
@@ -69,7 +72,8 @@ export function blankRow(now: number): Row {
 export function enter(row: Row, now: number, entry: Omit<HistoryEntry, 'at'>): void {
   row.state = entry.state;
   row.updatedAt = now;
-  row.history.push({ at: new Date(now).toISOString(), ...entry });
+  const { state, attempt, code, actor, note } = entry;
+  row.history.push({ at: now, state, attempt, code, actor, note });
   if (row.history.length > HISTORY_LIMIT) row.history.splice(0, row.history.length - HISTORY_LIMIT);
 }
 
@@ -89,7 +93,7 @@ export function toRecord(source: string, id: string, row: Row): EventRecord {
     traceId: row.traceId,
     receivedAt: new Date(row.receivedAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
-    history: [...row.history],
+    history: row.history.map((h) => ({ ...h, at: new Date(h.at).toISOString() })),
   };
 }
 

@@ -39,35 +39,52 @@ export function watchLock(options: LockWatchOptions): LockWatch {
   let timer: NodeJS.Timeout | undefined;
   let deadline = options.until;
 
-  const dispose = () => {
-    if (timer) clearTimeout(timer);
+  const expire = () => {
     timer = undefined;
+    if (Date.now() >= deadline - marginMs) watch.lost(expiredReason);
+    else arm();
   };
-  const lost = (reason: string) => {
-    dispose();
-    if (!controller.signal.aborted)
-      controller.abort(new LockLostError(`${describe} lost: ${reason}`));
-  };
-  const renew = (until: number) => {
-    if (controller.signal.aborted) return;
-    dispose();
-    deadline = until;
-    timer = setTimeout(() => lost(expiredReason), Math.max(0, until - marginMs - Date.now()));
+  /** Times the expiry; a long wait first sleeps to a whole second before it (see `coarse`). */
+  const arm = () => {
+    timer = setTimeout(expire, coarse(deadline - marginMs - Date.now()));
     timer.unref();
   };
-
-  renew(options.until);
-  return {
+  // Methods that do not use `this`: they may be passed around unbound.
+  const watch: LockWatch = {
     signal: controller.signal,
-    renew,
-    lost,
+    renew(until) {
+      if (controller.signal.aborted) return;
+      watch.dispose();
+      deadline = until;
+      arm();
+    },
+    lost(reason) {
+      watch.dispose();
+      if (!controller.signal.aborted)
+        controller.abort(new LockLostError(`${describe} lost: ${reason}`));
+    },
     assertHeld(op) {
-      if (Date.now() >= deadline - marginMs) lost(expiredReason);
+      if (Date.now() >= deadline - marginMs) watch.lost(expiredReason);
       if (controller.signal.aborted) {
         const reason = controller.signal.reason as LockLostError;
         throw new LockLostError(`${op} refused: ${reason.message}`);
       }
     },
-    dispose,
+    dispose() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+    },
   };
+  arm();
+  return watch;
+}
+
+/**
+ * A wait of more than two seconds, rounded down to whole seconds: Node keeps one timer list per
+ * duration, so a few shared durations are cheaper than one per delivery. The timer then fires a
+ * little early and is set again for the rest, never late.
+ */
+function coarse(ms: number): number {
+  if (ms <= 2_000) return Math.max(0, ms);
+  return ms - (ms % 1_000);
 }

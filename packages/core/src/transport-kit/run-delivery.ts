@@ -45,15 +45,12 @@ export async function runDelivery(
   options: RunDeliveryOptions = {},
 ): Promise<SettlementOutcome | undefined> {
   const settlement = createSettlement(init);
-  const renew = init.renewLock;
-  const delivery: Delivery | RenewableDelivery = {
-    envelope: init.envelope,
-    attempt: init.attempt,
-    signal: init.signal,
-    ack: settlement.ack,
-    retry: settlement.retry,
-    ...(renew === undefined ? {} : { renewLock: () => renew() }),
-  };
+  const { envelope, attempt, signal, renewLock } = init;
+  const { ack, retry } = settlement;
+  const delivery: Delivery | RenewableDelivery =
+    renewLock === undefined
+      ? { envelope, attempt, signal, ack, retry }
+      : { envelope, attempt, signal, ack, retry, renewLock: () => renewLock.call(init) };
   let failure: { error: unknown } | undefined;
   try {
     await handler(delivery);
@@ -68,11 +65,6 @@ async function finish(
   failure: { error: unknown } | undefined,
   options: RunDeliveryOptions,
 ): Promise<SettlementOutcome | undefined> {
-  const fallback = () =>
-    settlement.retry({
-      delayMs: 0,
-      error: failure === undefined ? undefined : errorInfo(failure.error),
-    });
   const chosen = settlement.outcome;
   if (settlement.recorded) {
     try {
@@ -82,7 +74,12 @@ async function finish(
       // not recorded: fall through to the one fallback retry
     }
   }
-  const pending = settlement.recorded ?? fallback();
+  const pending =
+    settlement.recorded ??
+    settlement.retry({
+      delayMs: 0,
+      error: failure === undefined ? undefined : errorInfo(failure.error),
+    });
   const outcome = settlement.outcome;
   try {
     await pending;

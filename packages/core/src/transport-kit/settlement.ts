@@ -31,10 +31,41 @@ export interface DeliverySettlement extends SettlementRecorder {
 }
 
 const noop = () => {};
+const ACK: SettlementOutcome = Object.freeze({ kind: 'ack' });
+
+interface SettlementState {
+  readonly recorder: SettlementRecorder;
+  outcome: SettlementOutcome | undefined;
+  recorded: Promise<void> | undefined;
+}
+
+/** The first call chooses and records; later calls wait for that recording. */
+function settle(
+  state: SettlementState,
+  chosen: SettlementOutcome,
+  options: RetryOptions | undefined,
+): Promise<void> {
+  if (state.recorded !== undefined) return state.recorded.then(noop, noop);
+  state.outcome = chosen;
+  let attempt: Promise<void>;
+  try {
+    attempt = options === undefined ? state.recorder.ack() : state.recorder.retry(options);
+  } catch (error) {
+    attempt = Promise.reject(error);
+  }
+  state.recorded = attempt;
+  attempt.then(undefined, () => {
+    if (state.recorded !== attempt) return;
+    state.outcome = undefined;
+    state.recorded = undefined;
+  });
+  return attempt;
+}
 
 /**
  * Wraps an adapter's broker operations so that settling is idempotent: first settlement wins.
- * Safe under interleaved async calls: the choice is made synchronously.
+ * Safe under interleaved async calls: the choice is made synchronously. The methods do not use
+ * `this`: pass them around unbound.
  *
  * @example
  * const settlement = createSettlement({
@@ -43,34 +74,20 @@ const noop = () => {};
  * });
  */
 export function createSettlement(recorder: SettlementRecorder): DeliverySettlement {
-  let outcome: SettlementOutcome | undefined;
-  let recorded: Promise<void> | undefined;
-
-  // The first call chooses and records; later calls wait for that recording.
-  const recordFirst = (chosen: SettlementOutcome, record: () => Promise<void>): Promise<void> => {
-    if (recorded !== undefined) return recorded.then(noop, noop);
-    outcome = chosen;
-    const attempt = Promise.resolve().then(record);
-    recorded = attempt;
-    attempt.catch(() => {
-      if (recorded !== attempt) return;
-      outcome = undefined;
-      recorded = undefined;
-    });
-    return attempt;
-  };
-
+  const state: SettlementState = { recorder, outcome: undefined, recorded: undefined };
   return {
     get outcome() {
-      return outcome;
+      return state.outcome;
     },
     get recorded() {
-      return recorded;
+      return state.recorded;
     },
-    ack: () => recordFirst({ kind: 'ack' }, () => recorder.ack()),
-    retry: (options) =>
-      recordFirst({ kind: 'retry', delayMs: options.delayMs, error: options.error }, () =>
-        recorder.retry(options),
-      ),
+    ack() {
+      return settle(state, ACK, undefined);
+    },
+    retry(options) {
+      const { delayMs, error } = options;
+      return settle(state, { kind: 'retry', delayMs, error }, options);
+    },
   };
 }
