@@ -9,8 +9,11 @@
  *   kafkajs consumers that decode each envelope: one with `eachMessage` and offsets auto-committed
  *   every few seconds (less work than ours: a crash may lose no record but redelivers up to 5 s of
  *   them), one with `eachBatch` committing after each batch is handled (`resolveOffset` per record,
- *   then `commitOffsetsIfNecessary`), the same promise as ours, which commits before `ack()`
- *   resolves. All on a pre-filled topic of 4 partitions, the group join included in every timing.
+ *   then `commitOffsetsIfNecessary`), the offsets ours commits too (ours commits per batch and
+ *   every `commitIntervalMs` while a batch is handled; `ack()` does not wait for the commit);
+ *   and the same loop taking and completing each event's record in a memory record store, as
+ *   the worker's guard does (`begin` then `complete`, the same store type as ours). All on a
+ *   pre-filled topic of 4 partitions, the group join included in every timing.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -153,8 +156,10 @@ const consumeRaw = async () => {
   }
 };
 
-const consumeRawCommitted = async () => {
+const consumeRawCommitted = (guarded: boolean) => async () => {
   const topic = await freshTopic();
+  const records = createMemoryStore();
+  const lease = { leaseMs: 30_000, attempt: 1, consumer: 'raw', redrive: undefined };
   await rawPublish(topic, benchEnvelopes(COUNT));
   const consumer = kafka.consumer({ groupId: `${topic}.raw-committed`, maxWaitTimeInMs: 100 });
   let handled = 0;
@@ -163,7 +168,10 @@ const consumeRawCommitted = async () => {
     done = resolve;
   });
   try {
-    const result: Measured = await measure('consume raw, commit per batch', COUNT, async () => {
+    const label = guarded
+      ? 'consume raw, commit per batch, record store'
+      : 'consume raw, commit per batch';
+    const result: Measured = await measure(label, COUNT, async () => {
       await consumer.connect();
       await consumer.subscribe({ topic, fromBeginning: true });
       await consumer.run({
@@ -172,7 +180,12 @@ const consumeRawCommitted = async () => {
         partitionsConsumedConcurrently: PARTITIONS,
         eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
           for (const message of batch.messages) {
-            decodeEnvelope(message.value ?? new Uint8Array(0));
+            const envelope = decodeEnvelope(message.value ?? new Uint8Array(0));
+            if (guarded) {
+              const begun = await records.begin(envelope, lease);
+              if (begun.status === 'acquired')
+                await records.complete(envelope.source, envelope.id, begun.token);
+            }
             resolveOffset(message.offset);
           }
           const next = String(Number(batch.lastOffset()) + 1);
@@ -192,12 +205,13 @@ const consumeRawCommitted = async () => {
 
 try {
   const [pubOurs, pubRaw] = await interleaved(ROUNDS, [publishOurs, publishRaw]);
-  const [conOurs, conRaw, conRawCommitted] = await interleaved(ROUNDS, [
+  const [conOurs, conRaw, conRawCommitted, conRawGuarded] = await interleaved(ROUNDS, [
     consumeOurs,
     consumeRaw,
-    consumeRawCommitted,
+    consumeRawCommitted(false),
+    consumeRawCommitted(true),
   ]);
-  if (!pubOurs || !pubRaw || !conOurs || !conRaw || !conRawCommitted)
+  if (!pubOurs || !pubRaw || !conOurs || !conRaw || !conRawCommitted || !conRawGuarded)
     throw new Error('no measurement');
   printComparisons(`Kafka (${brokers.join(',')}), ${COUNT} events of ~700 B, median of ${ROUNDS}`, [
     { name: 'publish (batch 50 x 4 in flight)', ours: pubOurs, raw: pubRaw, aim: 0.95 },
@@ -211,6 +225,12 @@ try {
       name: `consume vs commit/batch (c=${CONCURRENCY})`,
       ours: conOurs,
       raw: conRawCommitted,
+      aim: 0.8,
+    },
+    {
+      name: `consume vs commit/batch + records`,
+      ours: conOurs,
+      raw: conRawGuarded,
       aim: 0.8,
     },
   ]);

@@ -54,6 +54,13 @@ const schema = z
      * of one offset commit. Default 10 000.
      */
     sessionTimeoutMs: positive.default(10_000),
+    /**
+     * Longest a settled record's offset waits for its commit while its batch is still being
+     * handled; a batch's offsets are also committed once all its records are settled, before the
+     * next batch of the partition is fetched, when a rebalance begins and on `close()`. What a
+     * crash loses of them is redelivered. Default 1 000.
+     */
+    commitIntervalMs: positive.default(1_000),
     /** How long a rebalance waits for a member busy in a handler to rejoin. Default 60 000. */
     rebalanceTimeoutMs: positive.default(60_000),
     /**

@@ -27,19 +27,24 @@ const FENCED = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTA
  * One group member on its route's topics (the work topic and its retry topics, or the dead-letter
  * topic). Records of a partition are handed out in offset order, records of one key one at a
  * time, up to `concurrency` handlers across all partitions; the group offset moves only past
- * settled records. A retry-tier or dead-letter partition whose next record is not yet due is
+ * settled records. A settlement is recorded in memory at once (the handler's slot is free again)
+ * and committed in batches: every `commitIntervalMs` while a batch is handled, and once the whole
+ * batch is settled, before the partition's next batch is fetched. When a rebalance begins the
+ * member stops handing out records of its batches, commits what is settled and rejoins. A retry-tier or dead-letter partition whose next record is not yet due is
  * paused until it is (heartbeats go on). While a batch is handled, this
  * member heartbeats; if the group fences it (session lost, rebalance timeout), the batch's
  * deliveries are aborted and their records are redelivered to the new owner.
  *
- * `close()` stops taking records, waits for in-flight handlers and their commits, then leaves the
- * group (its partitions move to the other members at once). Idempotent.
+ * `close()` stops taking records, waits for in-flight handlers and for the commit of every
+ * settlement, then leaves the group (its partitions move to the other members at once). Idempotent.
  */
 export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   const { kafka, config, publisher, route } = deps;
   const { logger } = config;
   const inFlight = createInFlight(deps.concurrency);
   const timers = new Set<NodeJS.Timeout>();
+  /** The batches being handled, each until its last commit is answered: `close()` waits for them. */
+  const batches = new Set<Promise<void>>();
   let closing = false;
 
   const consumer: Consumer = kafka.consumer({
@@ -66,12 +71,28 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   );
 
   const eachBatch = async (payload: EachBatchPayload): Promise<void> => {
+    const handled = handleBatch(payload);
+    batches.add(handled);
+    try {
+      await handled;
+    } finally {
+      batches.delete(handled);
+    }
+  };
+
+  const handleBatch = async (payload: EachBatchPayload): Promise<void> => {
     const { batch, heartbeat, pause, isRunning, isStale } = payload;
     const { topic, partition } = batch;
     const lost = new AbortController();
     setMaxListeners(0, lost.signal); // one listener per delivery of the batch
     // Not consumer.commitOffsets: it reports success without committing while the consumer restarts.
-    const offsets = trackOffsets(batchCommit(payload, config.sessionTimeoutMs));
+    const offsets = trackOffsets(batchCommit(payload, config.sessionTimeoutMs), (err, from) =>
+      logger.warn(
+        { err, topic, partition, from },
+        'kafka offset commit failed: records from this offset are redelivered',
+      ),
+    );
+    const committer = setInterval(() => void offsets.commit(), config.commitIntervalMs);
     let rebalancingSince: number | undefined;
     const beat = setInterval(() => {
       heartbeat().then(
@@ -79,7 +100,10 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
           rebalancingSince = undefined;
         },
         (err: { type?: string }) => {
-          if (err.type === 'REBALANCE_IN_PROGRESS') rebalancingSince ??= Date.now();
+          if (err.type === 'REBALANCE_IN_PROGRESS' && rebalancingSince === undefined) {
+            rebalancingSince = Date.now();
+            void offsets.commit(); // what is settled, before the partitions are given up
+          }
           const timedOut =
             rebalancingSince !== undefined &&
             Date.now() - rebalancingSince > config.rebalanceTimeoutMs;
@@ -92,9 +116,11 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     const tasks: Promise<unknown>[] = [];
     let last: string | undefined;
     const delayed = route.delayed(topic);
+    /** Hand out no more records of this batch: closing, rebalancing, or the partition is lost. */
+    const stopping = () => closing || rebalancingSince !== undefined || lost.signal.aborted;
     try {
       for (const message of batch.messages) {
-        if (closing || !isRunning() || isStale() || lost.signal.aborted) break;
+        if (stopping() || !isRunning() || isStale()) break;
         if (delayed) {
           const wait = readMeta(message).notBefore - Date.now();
           if (wait > 0) {
@@ -108,12 +134,16 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
           }
         }
         while (!inFlight.hasRoom) await inFlight.whenRoom();
-        if (closing || lost.signal.aborted) break;
+        if (stopping()) break;
         const offset = Number(message.offset);
         offsets.track(offset);
         if (message.value === null && topic === route.dlq) {
           // a tombstone an earlier version's purge left on the dead-letter topic: nothing to deliver
-          tasks.push(offsets.finish(offset).catch(() => undefined));
+          try {
+            offsets.settle(offset);
+          } catch {
+            // refused: an earlier record will be redelivered, and this one with it
+          }
           last = message.offset;
           continue;
         }
@@ -132,7 +162,9 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         last = message.offset;
       }
       await Promise.allSettled(tasks);
+      await offsets.commit();
     } finally {
+      clearInterval(committer);
       clearInterval(beat);
     }
     const barrier = offsets.barrier;
@@ -176,6 +208,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         for (const t of timers) clearTimeout(t);
         timers.clear();
         await inFlight.idle();
+        await Promise.allSettled([...batches]); // their last commits
         await consumer.disconnect().catch(() => undefined);
       })();
       return closed;

@@ -1,73 +1,81 @@
 import { TransportUnavailableError } from '@onceflow/core';
 
 /**
- * The committed position of one partition while a batch is handled: records finish in any order,
- * the group offset only moves past a contiguous prefix of finished records, one commit at a time
- * (later finishes coalesce into the next commit). `finish(offset)` resolves once a commit covering
- * that record succeeded, and rejects if that commit failed (the record will then be redelivered).
- * Not shared across partitions.
+ * The committed position of one partition while a batch is handled. Records settle in any order
+ * and a settlement is recorded here, in memory, at once (`settle`); `commit()` moves the group
+ * offset past the contiguous prefix of settled records, one commit at a time (settlements made
+ * meanwhile go into the next one). The offset therefore only ever covers settled records; what
+ * was settled but not yet committed when the process dies is redelivered. Not shared across
+ * partitions; touched from one event loop only.
  */
 export interface PartitionOffsets {
   /** Registers a record about to be handled; call in offset order. */
   track(offset: number): void;
-  finish(offset: number): Promise<void>;
+  /**
+   * Throws when a settlement of `offset` can no longer be recorded: a commit failed (the
+   * partition is most likely lost), or an earlier record was abandoned. Lets a settlement check
+   * before it publishes anything.
+   */
+  assertOpen(offset: number): void;
+  /** Records `offset` as settled, for the next commit. Throws as `assertOpen` does. */
+  settle(offset: number): void;
   /**
    * Marks a record that could not be settled: the offset never moves past it, and every later
-   * record's `finish` rejects (they will be redelivered with it).
+   * record's settlement is refused (they will be redelivered with it).
    */
   abandon(offset: number): void;
-  /** The abandoned record with the lowest offset, if any. */
+  /**
+   * Commits the settled prefix if it moved since the last commit, and resolves once every
+   * settlement recorded before the call is committed, or a commit failed (then `barrier` is set
+   * and `onError` was told). Never rejects.
+   */
+  commit(): Promise<void>;
+  /** Where to read the partition again from: the lowest abandoned or uncommittable offset, if any. */
   readonly barrier: number | undefined;
 }
 
-interface Waiter {
-  readonly offset: number;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-/** @example const offsets = trackOffsets(batchCommit(payload, config.sessionTimeoutMs)); */
-export function trackOffsets(commit: (next: number) => Promise<void>): PartitionOffsets {
+/**
+ * @example
+ * const offsets = trackOffsets(batchCommit(payload, config.sessionTimeoutMs), (err) => log.warn({ err }));
+ * const timer = setInterval(() => void offsets.commit(), config.commitIntervalMs);
+ */
+export function trackOffsets(
+  commitUpTo: (next: number) => Promise<void>,
+  onError: (error: unknown, from: number) => void,
+): PartitionOffsets {
   const pending: number[] = [];
-  const finished = new Set<number>();
-  let waiters: Waiter[] = [];
+  const settled = new Set<number>();
   let next = -1; // the first offset not yet safe to skip
-  let committed = -1;
-  let committing = false;
+  let committed = -1; // the offset last committed (the next to read), -1 before any commit
+  let first = -1;
   let barrier: number | undefined;
   let failure: unknown;
-  let first = -1;
-  const behind = (error: unknown) => {
-    const late = waiters.filter((w) => barrier !== undefined && w.offset > barrier);
-    waiters = waiters.filter((w) => !(barrier !== undefined && w.offset > barrier));
-    for (const w of late) w.reject(error);
-  };
-  const blocked = () =>
-    new TransportUnavailableError(
-      'an earlier record of this partition could not be settled; this one will be redelivered',
-    );
+  let inFlight: Promise<void> | undefined;
 
-  const run = async (): Promise<void> => {
-    if (committing || next <= committed || failure !== undefined) return;
-    committing = true;
+  const refusal = (offset: number): Error | undefined => {
+    if (failure !== undefined)
+      return failure instanceof Error ? failure : new Error(String(failure));
+    if (barrier !== undefined && offset > barrier)
+      return new TransportUnavailableError(
+        'an earlier record of this partition could not be settled; this one will be redelivered',
+      );
+    return undefined;
+  };
+
+  const start = (): Promise<void> => {
     const target = next;
-    try {
-      await commit(target);
-      committed = target;
-      const done = waiters.filter((w) => w.offset < target);
-      waiters = waiters.filter((w) => w.offset >= target);
-      for (const w of done) w.resolve();
-    } catch (error) {
-      // Not retried: the partition is most likely lost, and its records go to the next owner.
-      failure = error;
-      barrier = Math.min(barrier ?? Number.POSITIVE_INFINITY, committed < 0 ? first : committed);
-      const all = waiters;
-      waiters = [];
-      for (const w of all) w.reject(error);
-    } finally {
-      committing = false;
-      void run();
-    }
+    return commitUpTo(target).then(
+      () => {
+        committed = Math.max(committed, target);
+      },
+      (error: unknown) => {
+        // Not retried: the partition is most likely lost, and its records go to the next owner.
+        failure = error;
+        const from = committed < 0 ? first : committed;
+        barrier = Math.min(barrier ?? Number.POSITIVE_INFINITY, from);
+        onError(error, from);
+      },
+    );
   };
 
   return {
@@ -78,24 +86,31 @@ export function trackOffsets(commit: (next: number) => Promise<void>): Partition
     get barrier() {
       return barrier;
     },
-    abandon(offset) {
-      barrier = barrier === undefined ? offset : Math.min(barrier, offset);
-      behind(blocked());
+    assertOpen(offset) {
+      const refused = refusal(offset);
+      if (refused) throw refused;
     },
-    finish(offset) {
-      if (failure !== undefined) return Promise.reject(failure);
-      if (barrier !== undefined && offset > barrier) return Promise.reject(blocked());
-      finished.add(offset);
-      while (pending.length > 0 && finished.has(pending[0] as number)) {
+    settle(offset) {
+      const refused = refusal(offset);
+      if (refused) throw refused;
+      settled.add(offset);
+      while (pending.length > 0 && settled.has(pending[0] as number)) {
         const head = pending.shift() as number;
-        finished.delete(head);
+        settled.delete(head);
         next = head + 1;
       }
-      const settled = new Promise<void>((resolve, reject) => {
-        waiters.push({ offset, resolve, reject });
-      });
-      void run();
-      return settled;
+    },
+    abandon(offset) {
+      barrier = barrier === undefined ? offset : Math.min(barrier, offset);
+    },
+    async commit() {
+      const target = next;
+      while (failure === undefined && committed < target) {
+        inFlight ??= start().finally(() => {
+          inFlight = undefined;
+        });
+        await inFlight;
+      }
     },
   };
 }

@@ -46,11 +46,15 @@ export interface KafkaTransport
 const DURABILITY =
   'publish resolves once the partition leader and all in-sync replicas have the record (idempotent producer, acks=all); with replication factor 1 that is one broker’s log, flushed by the OS, not fsynced per record';
 
+const SETTLEMENT =
+  'ack() and retry() resolve once the settlement is recorded in the consumer’s memory (a retry’s copy is on its retry or dead-letter topic first), not once the offset is committed: offsets are committed in batches, every commitIntervalMs while a batch is handled, when the batch is done, when a rebalance begins and on close(), and only ever past settled records; a process that dies before the commit has its settled but uncommitted records delivered again, which the worker’s record guard answers as duplicates';
+
 /**
  * A Transport on one Kafka topic (kafkajs). Publishing: idempotent producer, `acks=all`, record
  * key = the envelope's ordering key, event id / dedupe key / attempt in headers; concurrent
  * publishes share one request. Consuming: a consumer group (`groupId`); a record's offset is
- * committed only after it is acked or its retry copy is stored; records held by a member that
+ * committed only after it is acked or its retry copy is stored, in batches (see `settlement` in
+ * the capabilities: `ack()` does not wait for the commit); records held by a member that
  * dies or is fenced are redelivered to another member (with the same attempt). Retries go through
  * retry topics `<topic>.retry.<n>` consumed once due; a retry from the `deliveryLimit`-th delivery
  * goes to `<topic>.dlq` instead, which `consumeDeadLetters` reads in group `<groupId>.dlq`.
@@ -111,6 +115,7 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
     maxMessageBytes: config.maxMessageBytes,
     deliveryLimit: config.deliveryLimit,
     durability: DURABILITY,
+    settlement: SETTLEMENT,
   };
 
   const subscribe = async (
