@@ -85,13 +85,14 @@ async function main(): Promise<void> {
   process.on('message', (m: { kind?: string }) => {
     if (m.kind === 'stop') void stop();
   });
-  await worker.start();
-  // The worker's own counters (processed, retries, dead letters, handler time) on /metrics.
+  // The worker's own counters (processed, retries, dead letters, handler time) on /metrics,
+  // listening before the worker starts: a worker may reach its die point right after `start`.
   const serveMetrics = createMetricsHandler(metrics);
   const server = createServer((req, res) => void serveMetrics.node(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   server.unref();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+  await worker.start();
   process.send?.({ kind: 'ready', url, heapUsed: process.memoryUsage().heapUsed });
   // Heap after a full GC (the demo forks with --expose-gc), so samples compare live memory only.
   const gc = (globalThis as { gc?: () => void }).gc;
