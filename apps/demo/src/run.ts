@@ -10,10 +10,12 @@ import {
   createBacklogMonitor,
   createMetrics,
   createMetricsHandler,
+  createProbes,
   createReceiver,
   createRelay,
   createStoreMonitor,
   github,
+  shutdown,
   stripe,
 } from '@onceflow/core';
 import { startPaymentsApi } from './payments.js';
@@ -103,11 +105,15 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     intervalMs: 500,
     metrics,
   });
-  // The receiver's process serves /metrics beside the webhooks; the monitors keep its gauges current.
+  // The receiver's process serves /metrics and the probes beside the webhooks; the monitors keep
+  // its gauges current.
   const serveMetrics = createMetricsHandler(metrics);
+  const probes = createProbes({ store: stack.inbox, transport: stack.transport, receiver });
   const receive = receiver.nodeHandler();
   const server = createServer((req, res) => {
     if (req.url === '/metrics') void serveMetrics.node(req, res);
+    else if (req.url === '/healthz') void probes.live.node(req, res);
+    else if (req.url === '/readyz') void probes.ready.node(req, res);
     else receive(req, res);
   });
   const monitors = [
@@ -209,9 +215,9 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     worker.once('exit', () => resolve());
     worker.send({ kind: 'stop' });
   });
-  await relay.close();
-  for (const m of monitors) await m.close();
-  await new Promise<void>((r) => server.close(() => r()));
+  const left = await shutdown({ receiver, servers: [server], close: [relay, ...monitors] });
+  if (left.timedOut || left.notClosed.length > 0)
+    throw new Error(`the receiver did not shut down cleanly: ${JSON.stringify(left)}`);
 
   const summary = await summarise({
     sent,

@@ -13,7 +13,9 @@ import type { AddressInfo } from 'node:net';
 import {
   createMetrics,
   createMetricsHandler,
+  createProbes,
   createWorker,
+  drainOnSignal,
   type RecordStore,
 } from '@onceflow/core';
 import { demoHandlers } from './handlers.js';
@@ -71,28 +73,33 @@ async function main(): Promise<void> {
   };
   const timer = setInterval(() => void report(), 100);
 
-  let stopping = false;
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    await worker.close();
-    clearInterval(timer);
-    await report();
-    await stack.close();
-    process.disconnect?.();
-  };
-  process.on('SIGTERM', () => void stop());
-  process.on('message', (m: { kind?: string }) => {
-    if (m.kind === 'stop') void stop();
-  });
-  // The worker's own counters (processed, retries, dead letters, handler time) on /metrics,
-  // listening before the worker starts: a worker may reach its die point right after `start`.
+  // The worker's own counters (processed, retries, dead letters, handler time) on /metrics, and
+  // its probes: ready once consuming, live while no delivery is stalled.
   const serveMetrics = createMetricsHandler(metrics);
-  const server = createServer((req, res) => void serveMetrics.node(req, res));
+  const probes = createProbes({ worker, store: stack.records, transport: stack.transport });
+  const server = createServer((req, res) => {
+    if (req.url === '/healthz') void probes.live.node(req, res);
+    else if (req.url === '/readyz') void probes.ready.node(req, res);
+    else void serveMetrics.node(req, res);
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   server.unref();
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+
+  // SIGTERM or the demo's `stop`: in-flight deliveries finish, the last count is reported, the
+  // stack closes; the process then ends on its own, after the IPC channel is let go.
+  const drain = drainOnSignal({
+    worker,
+    servers: [server],
+    close: [() => clearInterval(timer), report, stack],
+    signals: ['SIGTERM'],
+    exit: false,
+    onDrained: () => process.disconnect?.(),
+  });
+  process.on('message', (m: { kind?: string }) => {
+    if (m.kind === 'stop') void drain.shutdown();
+  });
   await worker.start();
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
   process.send?.({ kind: 'ready', url, heapUsed: process.memoryUsage().heapUsed });
   // Heap after a full GC (the demo forks with --expose-gc), so samples compare live memory only.
   const gc = (globalThis as { gc?: () => void }).gc;
