@@ -6,7 +6,9 @@
  *   both in batches of 50 with 4 batches in flight;
  * - consume: `createWorker` with the record guard (memory store) and a no-op handler vs a raw
  *   BullMQ `Worker` whose processor decodes the envelope and returns (BullMQ completes the job),
- *   both at concurrency 32 on a pre-filled queue.
+ *   and the same raw `Worker` taking and completing each event's record in a memory record store
+ *   first, as the worker's guard does (`begin` then `complete`, the same store type as ours);
+ *   all at concurrency 32 on a pre-filled queue.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -108,8 +110,10 @@ const consumeOurs = () =>
     }
   });
 
-const consumeRaw = () =>
+const consumeRaw = (guarded: boolean) => () =>
   withQueue(async (name, queue) => {
+    const records = createMemoryStore();
+    const lease = { leaseMs: 30_000, attempt: 1, consumer: 'raw', redrive: undefined };
     await rawPublish(queue, benchEnvelopes(COUNT));
     let handled = 0;
     let done!: () => void;
@@ -117,11 +121,17 @@ const consumeRaw = () =>
       done = resolve;
     });
     let worker: Worker | undefined;
-    const result: Measured = await measure('consume raw', COUNT, async () => {
+    const label = guarded ? 'consume raw, record store' : 'consume raw';
+    const result: Measured = await measure(label, COUNT, async () => {
       worker = new Worker(
         name,
         async (job) => {
-          decodeEnvelope(job.data as string);
+          const envelope = decodeEnvelope(job.data as string);
+          if (guarded) {
+            const begun = await records.begin(envelope, lease);
+            if (begun.status === 'acquired')
+              await records.complete(envelope.source, envelope.id, begun.token);
+          }
           if (++handled === COUNT) done();
         },
         { connection, prefix, concurrency: CONCURRENCY },
@@ -135,8 +145,13 @@ const consumeRaw = () =>
 async function main(): Promise<void> {
   console.log(`BullMQ bench: ${COUNT} events of ~700 B, ${ROUNDS} interleaved rounds, ${url}`);
   const [pubOurs, pubRaw] = await interleaved(ROUNDS, [publishOurs, publishRaw]);
-  const [conOurs, conRaw] = await interleaved(ROUNDS, [consumeOurs, consumeRaw]);
-  if (!pubOurs || !pubRaw || !conOurs || !conRaw) throw new Error('bench: missing results');
+  const [conOurs, conRaw, conRawGuarded] = await interleaved(ROUNDS, [
+    consumeOurs,
+    consumeRaw(false),
+    consumeRaw(true),
+  ]);
+  if (!pubOurs || !pubRaw || !conOurs || !conRaw || !conRawGuarded)
+    throw new Error('bench: missing results');
   printComparisons('BullMQ transport vs raw bullmq client', [
     {
       name: `publish (batches of ${BATCH}, ${IN_FLIGHT} in flight)`,
@@ -145,6 +160,7 @@ async function main(): Promise<void> {
       aim: 0.95,
     },
     { name: `consume (worker + guard, c=${CONCURRENCY})`, ours: conOurs, raw: conRaw, aim: 0.8 },
+    { name: 'consume vs raw + record store', ours: conOurs, raw: conRawGuarded, aim: 0.8 },
   ]);
 }
 

@@ -34,23 +34,13 @@ export function jobDelivery(
   token: string,
   read: { readonly envelope: Envelope; readonly attempt: number },
 ): DeliveryInit & { dispose(): void } {
-  const what = `${job.queueName}/${job.id}`;
   const { lockMs, deadLetters } = deps;
   // The lock was taken by `moveToActive` at `processedOn` (client time): count from there.
   const lock: LockWatch = watchLock({
     until: (job.processedOn ?? Date.now()) + lockMs,
-    describe: `lock on ${what}`,
+    describe: `lock on ${job.queueName}/${job.id}`,
   });
-
-  const guarded = async (op: string, apply: () => Promise<unknown>): Promise<void> => {
-    try {
-      await asTransport(`${op} ${what}`, apply);
-    } catch (err) {
-      if (err instanceof LockLostError) lock.lost(`${op} found it taken`);
-      throw err;
-    }
-  };
-
+  // Methods, not closures: one object per job on the hot path.
   return {
     envelope: read.envelope,
     attempt: read.attempt,
@@ -65,16 +55,34 @@ export function jobDelivery(
       }
       lock.renew(from + lockMs);
     },
-    ack: () => guarded('ack', () => deps.complete(job, token)),
+    ack() {
+      return guarded(lock, job, 'ack', () => deps.complete(job, token));
+    },
     async retry({ delayMs, error }) {
       checkRetryDelay(delayMs, MAX_DELAY_MS);
       if (deadLetters && read.attempt >= deadLetters.limit) {
         const fields = { attempts: read.attempt, lastError: error };
-        await guarded('retry', () => deadLetters.move(job, token, fields));
-        return;
+        return guarded(lock, job, 'retry', () => deadLetters.move(job, token, fields));
       }
-      await guarded('retry', () => job.moveToDelayed(Date.now() + delayMs, token));
+      return guarded(lock, job, 'retry', () => job.moveToDelayed(Date.now() + delayMs, token));
     },
-    dispose: () => lock.dispose(),
+    dispose() {
+      lock.dispose();
+    },
   };
+}
+
+/** One settlement's script: a lock found taken marks the lock lost. */
+async function guarded(
+  lock: LockWatch,
+  job: Job<unknown>,
+  op: string,
+  apply: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await asTransport(`${op} ${job.queueName}/${job.id}`, apply);
+  } catch (err) {
+    if (err instanceof LockLostError) lock.lost(`${op} found it taken`);
+    throw err;
+  }
 }
