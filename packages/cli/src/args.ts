@@ -69,6 +69,16 @@ export type Command =
   | { readonly name: 'inbox stats'; readonly json: boolean }
   | { readonly name: 'config'; readonly json: boolean; readonly schema: boolean }
   | {
+      readonly name: 'console';
+      readonly port: number;
+      readonly host: string;
+      readonly basePath: string;
+      readonly write: boolean;
+      /** `ONCEFLOW_CONSOLE_TOKEN`: never a flag (it would show in `ps`) nor the config file. */
+      readonly token: string | undefined;
+      readonly json: boolean;
+    }
+  | {
       readonly name: 'inbox purge';
       readonly olderThanMs: number;
       readonly apply: boolean;
@@ -90,6 +100,8 @@ export interface Invocation {
 
 export const DEFAULT_DB = '.onceflow/onceflow.db';
 export const DEFAULT_QUEUE = 'events';
+/** Where `onceflow console` listens unless `--port` says otherwise. */
+export const DEFAULT_CONSOLE_PORT = 8088;
 /** Rows a listing prints unless `--limit` says otherwise. */
 export const DEFAULT_PAGE = 50;
 /** The largest page a store returns (`RecordQuery.limit`). */
@@ -106,7 +118,8 @@ const isGroup = (word: string | undefined): word is Group => GROUPS.some((group)
 
 function commandName(positionals: readonly string[]): { name: CommandName; rest: string[] } {
   const [group, sub, ...rest] = positionals;
-  if (group === 'replay' || group === 'config') return { name: group, rest: positionals.slice(1) };
+  if (group === 'replay' || group === 'config' || group === 'console')
+    return { name: group, rest: positionals.slice(1) };
   const name = `${group} ${sub ?? ''}`.trim();
   if (Object.hasOwn(COMMAND_FLAGS, name)) return { name: name as CommandName, rest };
   if (isGroup(group)) {
@@ -133,6 +146,7 @@ function build(
   v: Values,
   now: Date,
   defaults: CommandDefaults,
+  env: Env,
 ): Command {
   const json = v.json === true;
   const rate = parseRate(v.rate) ?? defaults.rate;
@@ -202,6 +216,26 @@ function build(
     case 'config':
       noArgs();
       return { name, json, schema: v.schema === true };
+    case 'console': {
+      noArgs();
+      const portText = v.port ?? env.ONCEFLOW_CONSOLE_PORT;
+      // 0 asks the system for a free port (printed once listening).
+      if (portText !== undefined && (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535))
+        throw new CommandLineError(`--port: expected 0 to 65535, got "${portText}"`);
+      const port = portText === undefined ? DEFAULT_CONSOLE_PORT : Number(portText);
+      const writeText = env.ONCEFLOW_CONSOLE_WRITE;
+      if (writeText !== undefined && writeText !== 'true' && writeText !== 'false')
+        throw new CommandLineError(`ONCEFLOW_CONSOLE_WRITE: true or false, got "${writeText}"`);
+      return {
+        name,
+        port,
+        host: v.host ?? env.ONCEFLOW_CONSOLE_HOST ?? '127.0.0.1',
+        basePath: v['base-path'] ?? env.ONCEFLOW_CONSOLE_BASE_PATH ?? '/',
+        write: v.write === true || writeText === 'true',
+        token: env.ONCEFLOW_CONSOLE_TOKEN,
+        json,
+      };
+    }
     case 'inbox purge': {
       noArgs();
       if (v['older-than'] === undefined)
@@ -256,7 +290,7 @@ export function parseCommandLine(
       throw new CommandLineError(`${name} does not take --${token.name}`);
     }
   }
-  return { command: build(name, rest, values, now, defaults), target };
+  return { command: build(name, rest, values, now, defaults, env), target };
 }
 
 /** What `runCli` needs before it reads the config file: whether to, and which file. */

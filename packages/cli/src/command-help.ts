@@ -168,6 +168,26 @@ retention longer than every sender's retry horizon.`,
       JSON_FLAG,
     ],
   },
+  console: {
+    synopsis:
+      '[--port N] [--host ADDR] [--base-path PATH] [--write] [--to NAME] [--queue NAME] [--json]',
+    summary: 'serve the operator console in the browser over the record store',
+    about: `Serves @onceflow/console over the record store (--store) until Ctrl-C: the overview,
+events and each event's timeline, dead letters. Sign in with the token in
+ONCEFLOW_CONSOLE_TOKEN (16 characters or more; never a flag or the config file, so it shows
+neither in ps nor in a repository). Read-only unless --write; with --write, purge is offered,
+and redrive too when --to names the transport the workers consume. Every action is a dry run
+first and is recorded in each record's history as console:cli. The config file's console
+section sets port, host, basePath and write.`,
+    options: [
+      ['--port N', 'the port to listen on (default 8088, 0: any free one); env ONCEFLOW_CONSOLE_PORT'],
+      ['--host ADDR', 'the address to listen on (default 127.0.0.1); env ONCEFLOW_CONSOLE_HOST'],
+      ['--base-path PATH', 'the path it answers under (default /); env ONCEFLOW_CONSOLE_BASE_PATH'],
+      ['--write', 'allow redrive and purge (default read-only); env ONCEFLOW_CONSOLE_WRITE=true'],
+      ...PUBLISH,
+      ['--json', 'print where it listens as one JSON object'],
+    ],
+  },
   config: {
     synopsis: '[--to NAME] [--queue NAME] [--json] | --schema',
     summary: 'the settings a command would run with, and where each comes from',

@@ -77,6 +77,33 @@ export const configSchema = z.strictObject({
       prefix: text.optional().describe('`ONCEFLOW_BULLMQ_PREFIX`.'),
     })
     .optional(),
+  console: z
+    .strictObject({
+      port: z
+        .number()
+        .int()
+        .min(1)
+        .max(65535)
+        .optional()
+        .describe('`--port` / `ONCEFLOW_CONSOLE_PORT` of `onceflow console`. Default 8088.'),
+      host: text
+        .optional()
+        .describe(
+          '`--host` / `ONCEFLOW_CONSOLE_HOST`: the address it listens on. Default 127.0.0.1.',
+        ),
+      basePath: text
+        .optional()
+        .describe(
+          '`--base-path` / `ONCEFLOW_CONSOLE_BASE_PATH`: the path it answers under. Default /.',
+        ),
+      write: z
+        .boolean()
+        .optional()
+        .describe(
+          '`--write` / `ONCEFLOW_CONSOLE_WRITE`: allow redrive and purge. Default false (read-only). The token is never read from this file: `ONCEFLOW_CONSOLE_TOKEN`.',
+        ),
+    })
+    .optional(),
   defaults: z
     .strictObject({
       actor: z
@@ -164,6 +191,18 @@ export const SETTINGS: readonly Setting[] = [
     value: (c) => c.kafka?.brokers?.join(','),
   },
   { field: 'bullmq.prefix', variable: 'ONCEFLOW_BULLMQ_PREFIX', value: (c) => c.bullmq?.prefix },
+  { field: 'console.port', variable: 'ONCEFLOW_CONSOLE_PORT', value: (c) => c.console?.port },
+  { field: 'console.host', variable: 'ONCEFLOW_CONSOLE_HOST', value: (c) => c.console?.host },
+  {
+    field: 'console.basePath',
+    variable: 'ONCEFLOW_CONSOLE_BASE_PATH',
+    value: (c) => c.console?.basePath,
+  },
+  {
+    field: 'console.write',
+    variable: 'ONCEFLOW_CONSOLE_WRITE',
+    value: (c) => (c.console?.write === undefined ? undefined : String(c.console.write)),
+  },
   { field: 'defaults.actor', flag: 'actor', value: (c) => c.defaults?.actor },
   { field: 'defaults.rate', flag: 'rate', value: (c) => c.defaults?.rate },
 ];

@@ -25,6 +25,10 @@ export const OPTIONS = {
   since: { type: 'string' },
   until: { type: 'string' },
   'replay-id': { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'base-path': { type: 'string' },
+  write: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
@@ -63,6 +67,7 @@ export const COMMAND_FLAGS = {
   'inbox stats': ['json'],
   config: ['to', 'queue', 'schema', 'json'],
   'inbox purge': ['older-than', 'apply', 'json'],
+  console: ['port', 'host', 'base-path', 'write', ...PUBLISH, 'json'],
 } as const satisfies Record<string, readonly Flag[]>;
 
 export type CommandName = keyof typeof COMMAND_FLAGS;

@@ -12,6 +12,7 @@ import { listDeadLetters, showDeadLetter } from './commands/dead-letters.js';
 import { listEvents, showEvent } from './commands/events.js';
 import { inboxStats, purgeInbox } from './commands/inbox.js';
 import { replayEvents } from './commands/replay.js';
+import { serveConsole } from './commands/console.js';
 import { configJsonSchema, type OnceflowConfig, withConfig } from './config.js';
 import { type LoadedConfig, loadConfig } from './config-file.js';
 import { showConfig } from './commands/config.js';
@@ -40,6 +41,21 @@ export interface CliIo {
   readonly stores?: StoreRegistry | undefined;
   /** The transports `--to` can name. Default: `defaultTransports`. */
   readonly transports?: TransportRegistry | undefined;
+  /** Stops `onceflow console`. Default: aborted by the process's first SIGINT or SIGTERM. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Aborted by the first SIGINT or SIGTERM: what stops a long-running command in the binary. */
+function processSignal(): AbortSignal {
+  const controller = new AbortController();
+  const stop = () => controller.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  controller.signal.addEventListener('abort', () => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  });
+  return controller.signal;
 }
 
 /** Opens what a command needs, each at most once and only when first asked for. */
@@ -66,6 +82,7 @@ async function dispatch(
   selection: TargetSelection,
   open: Opener,
   output: Output,
+  signal: () => AbortSignal,
 ): Promise<number> {
   const { store } = selection;
   const records = async () => (await open.store()).records;
@@ -94,6 +111,10 @@ async function dispatch(
     case 'inbox purge': {
       const target = await open.store();
       return purgeInbox(need(target, 'inbox', store, 'inbox'), target.browser, command, output);
+    }
+    case 'console': {
+      const transport = selection.to === undefined ? undefined : (await open.transport()).transport;
+      return serveConsole({ records: await records(), transport }, command, output, signal());
     }
     case 'replay': {
       const target = await open.store();
@@ -221,7 +242,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     transport: once(io.transports ?? defaultTransports, selection.to, '--to'),
   };
   try {
-    return await dispatch(command, selection, open, output);
+    return await dispatch(command, selection, open, output, () => io.signal ?? processSignal());
   } catch (err) {
     output.err(
       toneErr(output, 'error', `onceflow: ${err instanceof Error ? err.message : String(err)}`),

@@ -24,8 +24,8 @@ Colours only on a terminal: NO_COLOR turns them off, FORCE_COLOR (not 0) on; TER
 Config file: onceflow.config.json, .mjs, .js or .ts in the working directory, or the file
 --config FILE (env ONCEFLOW_CONFIG) names; .mjs/.js/.ts export it as default. It holds
 store, to, queue, embedded.db, postgres.url/schema/table, redis.url/prefix,
-sqs.endpoint/region/fifo, rabbitmq.url, kafka.brokers, bullmq.prefix and
-defaults.actor/rate. Each stands for the flag or variable of the same meaning and loses to
+sqs.endpoint/region/fifo, rabbitmq.url, kafka.brokers, bullmq.prefix,
+console.port/host/basePath/write and defaults.actor/rate. Each stands for the flag or variable of the same meaning and loses to
 both; an unknown or malformed field is refused (exit 2). A .ts file needs a Node that
 imports TypeScript (22.18 and later, or NODE_OPTIONS=--import=tsx). "onceflow config" prints
 each setting and where it comes from.
@@ -68,6 +68,10 @@ Redrive and purge record who acted (--actor, default cli:<os user>) in each reco
 --rate caps redrive, purge and replay, each printing progress (count, rate, ETA) on stderr.
 Replay copies carry the id "<id>#replay-<replay-id>" and the header x-onceflow-replay-of,
 so workers process them again on purpose. Reuse --replay-id to resume a replay that stopped.
+
+The console ("onceflow console") signs in with ONCEFLOW_CONSOLE_TOKEN, and reads
+ONCEFLOW_CONSOLE_PORT, ONCEFLOW_CONSOLE_HOST, ONCEFLOW_CONSOLE_BASE_PATH and
+ONCEFLOW_CONSOLE_WRITE (true/false) below its flags.
 
 Durations: 45s, 15m, 12h, 30d, 2w, 1d12h. Dates: ISO-8601, UTC unless a zone is given;
 replay's --since and --until also take a duration ago (--since 2h).
