@@ -151,7 +151,9 @@ export function createConsoleHandler(
 
     if (path === '/') {
       const head = html`<meta http-equiv="refresh" content="${config.refreshSeconds}">`;
-      return page(layout(ctx, 'Overview', await overviewPage(ctx, records, sampler), head));
+      return page(
+        layout(ctx, 'Overview', await overviewPage(ctx, records, sampler, config.backlog), head),
+      );
     }
     if (path === '/events') {
       const source = url.searchParams.get('source')?.trim();

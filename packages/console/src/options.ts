@@ -1,4 +1,4 @@
-import type { RecordStore, Transport } from '@onceflow/core';
+import type { BacklogProbe, RecordStore, Transport } from '@onceflow/core';
 import { UsageError } from '@onceflow/core';
 
 /**
@@ -18,6 +18,11 @@ export interface ConsoleOptions {
   readonly records: RecordStore;
   /** Where a redriven dead letter is published: the transport the workers consume. */
   readonly transport?: Pick<Transport, 'publish'> | undefined;
+  /**
+   * Transports whose backlog the overview shows (ready, delayed, in flight, Kafka lag per
+   * partition), by name: any with the `BacklogProbe` ability (every bundled transport has it).
+   */
+  readonly backlog?: Readonly<Record<string, BacklogProbe>> | undefined;
   readonly auth: ConsoleAuth;
   /**
    * Allow actions (redrive, purge). Default `false`: read-only, every action refused with 403.

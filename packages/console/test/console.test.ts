@@ -140,6 +140,13 @@ describe('the console over real HTTP and the embedded store', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
+  it("shows each transport's backlog on the overview", async () => {
+    await using fx = await startFixture();
+    const page = await (await fetch(`${fx.base}/console/`, { headers: bearer })).text();
+    expect(page).toMatch(/<table data-backlog>[\s\S]*<td>orders<\/td><td>orders<\/td><td>0<\/td>/);
+    expect(page).toContain('data-state="completed">completed<b>10</b>');
+  });
+
   it('rejects bad options with a clear error', () => {
     expect(() => createConsole({ records: {} as never, auth: { token: TOKEN } })).toThrow(
       /records/,

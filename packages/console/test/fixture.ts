@@ -80,6 +80,7 @@ export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {})
   const writable = createConsole({
     records: embedded.records,
     transport,
+    backlog: { orders: transport },
     auth: { token: TOKEN, operator: 'alice' },
     basePath: '/console',
     write: true,

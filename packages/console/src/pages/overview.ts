@@ -1,4 +1,10 @@
-import { EVENT_STATES, type EventState, type RecordStore } from '@onceflow/core';
+import {
+  type BacklogProbe,
+  type BacklogReading,
+  EVENT_STATES,
+  type EventState,
+  type RecordStore,
+} from '@onceflow/core';
 import { type Html, html } from '../html.js';
 import type { PageContext } from '../layout.js';
 
@@ -69,12 +75,43 @@ function rateChart(samples: readonly Sample[], state: EventState): Html {
 <svg width="${w}" height="${h}" role="img" aria-label="${state} per minute"><polyline fill="none" stroke="#3b6fd8" stroke-width="2" points="${points}"/></svg></figure>`;
 }
 
+/** Each transport's backlog, read now; a broker that does not answer shows its error. */
+async function readBacklog(probes: Readonly<Record<string, BacklogProbe>>) {
+  return Promise.all(
+    Object.entries(probes).map(async ([name, probe]) => {
+      try {
+        return { name, reading: await probe.backlog() };
+      } catch (err) {
+        return { name, error: err instanceof Error ? err.message : String(err) };
+      }
+    }),
+  );
+}
+
+function backlogTable(rows: Awaited<ReturnType<typeof readBacklog>>): Html {
+  if (rows.length === 0) return html``;
+  const n = (v: number | undefined) => (v === undefined ? '–' : String(v));
+  const lag = (r: BacklogReading) =>
+    r.lag?.map((p) => `${p.partition}: ${p.lag}`).join(', ') ?? '–';
+  return html`<h2>Backlog</h2><table data-backlog><thead><tr><th>transport</th><th>queue</th><th>ready</th><th>delayed</th><th>in flight</th><th>lag per partition</th></tr></thead><tbody>
+${rows.map((row) =>
+  'reading' in row && row.reading
+    ? html`<tr><td>${row.name}</td><td>${row.reading.queue}</td><td>${row.reading.ready}</td><td>${n(row.reading.delayed)}</td><td>${n(row.reading.inFlight)}</td><td>${lag(row.reading)}</td></tr>`
+    : html`<tr><td>${row.name}</td><td colspan="5" class="error">not answering: ${'error' in row ? row.error : ''}</td></tr>`,
+)}</tbody></table>`;
+}
+
 export async function overviewPage(
   ctx: PageContext,
   records: RecordStore,
   sampler: ReturnType<typeof createSampler>,
+  probes: Readonly<Record<string, BacklogProbe>> = {},
 ): Promise<Html> {
-  const [sample, oldest] = await Promise.all([readCounts(records), oldestUnfinished(records)]);
+  const [sample, oldest, backlog] = await Promise.all([
+    readCounts(records),
+    oldestUnfinished(records),
+    readBacklog(probes),
+  ]);
   sampler.add(sample);
   const samples = sampler.samples();
   return html`<section class="cards">
@@ -83,6 +120,7 @@ ${EVENT_STATES.map(
     html`<a class="card" href="${ctx.href(`/events?state=${state}`)}" data-state="${state}">${state}<b>${sample.counts[state]}</b></a>`,
 )}
 <div class="card" data-oldest>oldest unprocessed<b>${age(oldest, sample.at)}</b></div></section>
+${backlogTable(backlog)}
 <h2>Rates</h2><section class="cards">${rateChart(samples, 'completed')}${rateChart(samples, 'retry-scheduled')}${rateChart(samples, 'dead-lettered')}</section>
 <p>Refreshed every few seconds; rates from the counts this console took (${samples.length} samples).</p>`;
 }
