@@ -38,6 +38,9 @@ export function eventLogFields(envelope: Envelope, attempt?: number): EventLogFi
  * `{ err, code }` for a line about a failure: the error itself (pino's serializer prints it) and
  * its onceflow error code (`INTERNAL` for anything that is not an `OnceflowError`), so lines can
  * be filtered by code on every component.
+ *
+ * @example
+ * log.error({ ...errorLogFields(err), queue }, 'could not move the message'); // code: 'TRANSPORT_UNAVAILABLE'
  */
 export function errorLogFields(err: unknown): { readonly err: unknown; readonly code: ErrorCode } {
   return { err, code: isOnceflowError(err) ? err.code : 'INTERNAL' };
