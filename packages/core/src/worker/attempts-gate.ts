@@ -14,8 +14,7 @@ import type { Middleware } from './pipeline.js';
  * in process by the guard and costs no attempt.)
  */
 export function attemptsGate(maxAttempts: number): Middleware {
-  return (next) => async (job) => {
-    if (job.attempt > maxAttempts) return { status: 'exhausted' };
-    return next(job);
-  };
+  const exhausted = Promise.resolve({ status: 'exhausted' } as const);
+  // Not async: a delivery that passes costs no promise of its own.
+  return (next) => (job) => (job.attempt > maxAttempts ? exhausted : next(job));
 }

@@ -8,13 +8,16 @@ import type { Middleware } from './pipeline.js';
  * raw bytes kept as the payload. Nothing else in the pipeline runs for either.
  */
 export function unknownType(policy: 'dead-letter' | 'ack'): Middleware {
-  return (next) => async (job) => {
+  // Not async on the way through: a routed delivery costs no promise of its own.
+  return (next) => (job) => {
     const { envelope } = job;
     if (envelope.source === UNDECODABLE.source && envelope.type === UNDECODABLE.type) {
       const why = envelope.headers[DECODE_ERROR_HEADER] ?? 'not a wire-format envelope';
-      return { status: 'undecodable', reason: why };
+      return Promise.resolve({ status: 'undecodable', reason: why });
     }
     if (job.handler !== undefined) return next(job);
-    return policy === 'ack' ? { status: 'ignored' } : { status: 'unroutable', type: envelope.type };
+    return Promise.resolve(
+      policy === 'ack' ? { status: 'ignored' } : { status: 'unroutable', type: envelope.type },
+    );
   };
 }
