@@ -12,7 +12,10 @@
  * Receiver: `receiver.fetch` of signed Standard Webhooks requests with stores that keep nothing,
  * so the receiver's own cost is measured and tracing's share of it is the largest it can be.
  * Consume: a worker on a memory transport and memory store, a handler that does nothing, from
- * publish to the last completed record. Prints ops/s and the ratios. Never fails on a time.
+ * publish to the last completed record. Then the call sites alone in a tight loop (a receipt with
+ * its verify, claim and send spans; a delivery's process, handle and settle spans), against the same work with no tracing code at all:
+ * what the default tracer costs per operation, in ns. Prints ops/s, CPU per operation and the
+ * ratios. Never fails on a time.
  *
  *   pnpm --filter @onceflow/core bench:tracing
  *   BENCH_ROUNDS=7 BENCH_RECEIVES=4000 BENCH_DELIVERIES=2000 pnpm --filter @onceflow/core bench:tracing
@@ -35,6 +38,20 @@ import { createReceiver } from '../src/receiver/index.js';
 import { standardWebhooks } from '../src/verify/standard-webhooks.js';
 import { defineHandler } from '../src/worker/handler.js';
 import { createWorker } from '../src/worker/worker.js';
+import type { Delivery } from '../src/contracts/transport.js';
+import {
+  traceDeliveries,
+  traceHandler,
+  traceVerdict,
+} from '../src/observability/trace-delivery.js';
+import { publishTraced } from '../src/observability/trace-publish.js';
+import {
+  injectReceipt,
+  traceClaim,
+  traceReceipt,
+  traceVerify,
+} from '../src/observability/trace-receipt.js';
+import { resolveTracer } from '../src/observability/tracing.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const RECEIVES = Number(process.env.BENCH_RECEIVES ?? 3000);
@@ -168,6 +185,77 @@ function result(n: number, started: number, cpu: NodeJS.CpuUsage): Round {
 /** A full collection before each round (with --expose-gc), so no round pays for the last one's garbage. */
 const collect = () => (globalThis as { gc?: () => void }).gc?.();
 
+/**
+ * The tracing call sites alone, in a tight loop: a receipt with its verify, claim and send
+ * spans, and a delivery's process, handle and settle spans, with the off and the no-op tracer. The difference per operation is
+ * what the default costs, stable where whole-pipeline rounds swing with the machine's load.
+ */
+async function callSites(): Promise<void> {
+  const envelope = createEnvelope({ id: 'evt_1', source: 'svc', type: 'order.paid', payload: {} });
+  const delivery = { envelope, attempt: 1 } as Delivery;
+  const publisher = { name: 'memory', destination: 'q', publish: async () => {} };
+  const messages = [{ envelope }];
+  const headers = { 'content-type': 'application/json' };
+  const reply = { status: 202, outcome: 'accepted' };
+  const verified = [{ eventId: 'evt_1', type: 'order.paid' }];
+  const kept: Record<string, string> = {};
+  const claim = async () => ({ status: 'new', token: 't' }) as const;
+  const handled = async () => {};
+  const verdict = { action: 'ack', why: 'processed' } as const;
+  const receipt = (tracer: Tracer) => () =>
+    traceReceipt(tracer, 'svc', headers, async (span) => {
+      traceVerify(tracer, span, 'svc', () => verified);
+      injectReceipt(span, kept);
+      await traceClaim(tracer, envelope, claim);
+      await publishTraced(tracer, publisher, messages);
+      return reply;
+    });
+  const consume = (tracer: Tracer) => {
+    const traced = traceDeliveries(tracer, publisher, async (d) => {
+      await traceHandler(d, 'order.paid', handled);
+      await traceVerdict(d, verdict, handled);
+    });
+    return () => traced(delivery);
+  };
+  const N = 200_000;
+  const perOpNs = async (op: () => Promise<unknown>) => {
+    collect();
+    const start = process.cpuUsage();
+    for (let i = 0; i < N; i++) await op();
+    const used = process.cpuUsage(start);
+    return ((used.user + used.system) * 1000) / N;
+  };
+  // Without any call site: the same work, untraced.
+  const bare = {
+    receive: async () => {
+      await claim();
+      await publisher.publish();
+      return reply;
+    },
+    consume: async () => {
+      await handled();
+      await handled();
+    },
+  };
+  for (const [label, make] of [
+    ['receive', receipt],
+    ['consume', consume],
+  ] as const) {
+    const none: number[] = [];
+    const offs: number[] = [];
+    const noops: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      none.push(await perOpNs(bare[label]));
+      offs.push(await perOpNs(make(off)));
+      noops.push(await perOpNs(make(resolveTracer(undefined))));
+    }
+    const [n, o, d] = [median(none), median(offs), median(noops)];
+    console.log(
+      `${label} call sites: untraced ${n.toFixed(0)} ns, off ${o.toFixed(0)} ns, no-op ${d.toFixed(0)} ns per operation: the default tracer costs ${(d - n).toFixed(0)} ns over no tracing code`,
+    );
+  }
+}
+
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function measure(
@@ -200,5 +288,6 @@ console.log(
 );
 await measure('receive', (v) => receiveRound(v, RECEIVES));
 await measure('consume', (v, round) => consumeRound(v, DELIVERIES, round));
+await callSites();
 await provider.shutdown();
 console.log(`load average at the end: ${loadavg()[0]!.toFixed(1)}`);
