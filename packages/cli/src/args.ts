@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { DeadLetterSelection, RecordFilter } from '@onceflow/core';
+import { type DeadLetterSelection, type RecordFilter, isReplayId } from '@onceflow/core';
 import { CommandLineError } from './command-line-error.js';
 import type { ReplayOptions } from './commands/replay.js';
 import type { OnceflowConfig } from './config.js';
@@ -20,7 +20,6 @@ import {
   parseRecordId,
   parseSelection,
 } from './record-args.js';
-import { isReplayId } from './replay-envelope.js';
 import type { Env, TargetOptions } from './target.js';
 
 export { COMMAND_FLAGS, type CommandName } from './flags.js';

@@ -1,7 +1,7 @@
 import type { Envelope } from '@onceflow/core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { replayEvents } from '../src/commands/replay.js';
-import { REPLAY_ID_HEADER, REPLAY_OF_HEADER, replayEnvelope } from '../src/replay-envelope.js';
+import { REPLAY_ID_HEADER, REPLAY_OF_HEADER, replayEnvelope } from '@onceflow/core';
 import { runCli } from '../src/run.js';
 import { createSqliteInboxBrowser } from '../src/targets/sqlite-browser.js';
 import { captureOutput, drain, event, open, seed, tempDbPath } from './helpers.js';

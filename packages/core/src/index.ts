@@ -152,6 +152,14 @@ export {
   discardDeadLetters,
   redriveDeadLetters,
 } from './records/dead-letter-actions.js';
+// Replay: a copy of a completed event that workers process again, on purpose
+export {
+  REPLAY_ID_HEADER,
+  REPLAY_OF_HEADER,
+  isReplayId,
+  newReplayId,
+  replayEnvelope,
+} from './records/replay-envelope.js';
 
 // Observability: our own Logger and metrics ports; pino and prom-client are the defaults
 export { type Logger, DEFAULT_REDACT, createLogger, silentLogger } from './observability/logger.js';

@@ -1,11 +1,16 @@
-import { type EventState, publishInNewTraces, type RecordStore } from '@onceflow/core';
+import {
+  type EventState,
+  newReplayId,
+  publishInNewTraces,
+  type RecordStore,
+  replayEnvelope,
+} from '@onceflow/core';
 import type { InboxBrowser, InboxQuery, StoredEvent } from '../browser.js';
 import { EXIT } from '../exit-codes.js';
 import { humanDuration, plural, table } from '../format.js';
 import { type Output, printJson, toneErr, toneOut } from '../output.js';
 import { createPacer } from '../pace.js';
 import { createProgress } from '../progress.js';
-import { newReplayId, replayEnvelope } from '../replay-envelope.js';
 import type { TransportTarget } from '../target.js';
 import { listPages, selectByIds, windowPages } from './replay-select.js';
 

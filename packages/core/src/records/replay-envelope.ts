@@ -1,4 +1,4 @@
-import type { Envelope } from '@onceflow/core';
+import type { Envelope } from '../envelope.js';
 
 /** Header naming the event id a replayed envelope copies. */
 export const REPLAY_OF_HEADER = 'x-onceflow-replay-of';
@@ -7,7 +7,7 @@ export const REPLAY_ID_HEADER = 'x-onceflow-replay-id';
 
 const REPLAY_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
-/** True for a replay id the CLI accepts: 1–64 of `A-Z a-z 0-9 . _ -`. */
+/** True for a replay id the CLI and the console accept: 1–64 of `A-Z a-z 0-9 . _ -`. */
 export function isReplayId(text: string): boolean {
   return REPLAY_ID.test(text);
 }
