@@ -1,0 +1,130 @@
+import type { RecordStore } from '@onceflow/core';
+import type { HandlerMode, LedgerRow } from './stack.js';
+
+/** The checker's verdict on one run, after Jepsen's: counts read from the ledger and the record. */
+export interface Summary {
+  readonly stack: string;
+  readonly mode: HandlerMode;
+  readonly seed: number;
+  readonly events: number;
+  readonly requests: number;
+  readonly accepted: number;
+  /** Accepted ids with at least one ledger row. */
+  readonly processed: number;
+  /** Accepted ids with no ledger row. */
+  readonly lost: number;
+  /** Ids with more than one ledger row, and the extra rows. */
+  readonly doubled: number;
+  readonly extraRows: number;
+  /** Ledger rows for ids the sender never saw accepted. */
+  readonly unexpected: number;
+  /** Forged deliveries answered 2xx. */
+  readonly forgedAccepted: number;
+  /** Ids the sender gave up on (never a 2xx). */
+  readonly gaveUp: number;
+  /** Handler starts beyond the first, per processed event (from the event record's history). */
+  readonly redeliveryRate: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly faults: readonly string[];
+  readonly statuses: Readonly<Record<string, number>>;
+  readonly durationMs: number;
+  /** lost > 0, forged or unexpected rows, or (helper mode) doubled > 0. */
+  readonly failed: boolean;
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted.length === 0
+    ? 0
+    : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+
+/** Handler starts per id, counted from the record's history (`processing` entries). */
+async function processingStarts(records: RecordStore, ids: string[]): Promise<number> {
+  let starts = 0;
+  for (let i = 0; i < ids.length; i += 25) {
+    const batch = await Promise.all(ids.slice(i, i + 25).map((id) => records.get('stripe', id)));
+    for (const r of batch) starts += r?.history.filter((h) => h.state === 'processing').length ?? 0;
+  }
+  return starts;
+}
+
+export async function check(input: {
+  readonly stack: string;
+  readonly mode: HandlerMode;
+  readonly seed: number;
+  readonly events: number;
+  readonly requests: number;
+  readonly accepted: ReadonlyMap<string, number>;
+  readonly gaveUp: ReadonlySet<string>;
+  readonly forgedAccepted: number;
+  readonly rows: readonly LedgerRow[];
+  readonly records: RecordStore;
+  readonly faults: readonly string[];
+  readonly statuses: ReadonlyMap<string, number>;
+  readonly durationMs: number;
+}): Promise<Summary> {
+  const byId = new Map(input.rows.map((r) => [r.id, r]));
+  let processed = 0;
+  let lost = 0;
+  const latencies: number[] = [];
+  for (const [id, at] of input.accepted) {
+    const row = byId.get(id);
+    if (!row) {
+      lost++;
+      continue;
+    }
+    processed++;
+    latencies.push(Math.max(0, row.firstAt - at));
+  }
+  const doubledRows = input.rows.filter((r) => r.rows > 1);
+  const unexpected = input.rows.filter((r) => !input.accepted.has(r.id)).length;
+  const done = [...input.accepted.keys()].filter((id) => byId.has(id));
+  const starts = await processingStarts(input.records, done);
+  latencies.sort((a, b) => a - b);
+  const doubled = doubledRows.length;
+  return {
+    stack: input.stack,
+    mode: input.mode,
+    seed: input.seed,
+    events: input.events,
+    requests: input.requests,
+    accepted: input.accepted.size,
+    processed,
+    lost,
+    doubled,
+    extraRows: doubledRows.reduce((n, r) => n + r.rows - 1, 0),
+    unexpected,
+    forgedAccepted: input.forgedAccepted,
+    gaveUp: input.gaveUp.size,
+    redeliveryRate: processed === 0 ? 0 : Math.max(0, starts - processed) / processed,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    faults: input.faults,
+    statuses: Object.fromEntries(input.statuses),
+    durationMs: input.durationMs,
+    failed:
+      lost > 0 ||
+      unexpected > 0 ||
+      input.forgedAccepted > 0 ||
+      input.gaveUp.size > 0 ||
+      (input.mode === 'helper' && doubled > 0),
+  };
+}
+
+/** The summary as the harness prints it. */
+export function formatSummary(s: Summary): string[] {
+  const verdict = s.failed
+    ? 'FAILED'
+    : s.mode === 'plain' && s.doubled > 0
+      ? 'ok (plain handler: doubles are at-least-once, as expected without the helper)'
+      : 'ok';
+  return [
+    `${s.stack}/${s.mode} seed ${s.seed}: ${verdict}`,
+    `  accepted ${s.accepted}/${s.events}, processed ${s.processed}, lost ${s.lost}, doubled ${s.doubled} (${s.extraRows} extra rows), unexpected ${s.unexpected}, forged accepted ${s.forgedAccepted}, gave up ${s.gaveUp}`,
+    `  redelivery rate ${(s.redeliveryRate * 100).toFixed(1)}%, time to processed p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms; ${s.requests} requests in ${(s.durationMs / 1000).toFixed(1)} s`,
+    `  answers: ${Object.entries(s.statuses)
+      .map(([k, v]) => `${k}×${v}`)
+      .join(' ')}`,
+    `  faults: ${s.faults.join('; ') || 'none'}`,
+  ];
+}

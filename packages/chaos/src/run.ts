@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChaosBroker } from './brokers.js';
+import { check, type Summary } from './checker.js';
+import { type Child, forkChild, stopChild } from './children.js';
+import { describePlan, type KillAt, planFor } from './plan.js';
+import { createSender } from './sender.js';
+import {
+  embeddedFile,
+  type HandlerMode,
+  openStack,
+  type StackName,
+  type StackSpec,
+} from './stack.js';
+
+export interface RunOptions {
+  readonly stack: StackName;
+  readonly mode: HandlerMode;
+  readonly seed: number;
+  readonly events: number;
+  readonly broker: ChaosBroker;
+  readonly log: (line: string) => void;
+  /** Each worker's and receiver's lock / lease (ms). Default 3 000. */
+  readonly lockMs?: number | undefined;
+  /** Longest wait for every accepted event to reach the ledger (ms). */
+  readonly drainTimeoutMs?: number | undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const DEDUPE_WINDOW_MS = 2_000;
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+const dieEnv = (k: KillAt | undefined) => (k ? `${k.point}:${k.after}` : '');
+
+/**
+ * One run: the plan from the seed, a receiver and two workers as child processes over the stack,
+ * the sender, the faults as planned, then the checker over the ledger. Cleans up what it created.
+ */
+export async function runOnce(options: RunOptions): Promise<Summary> {
+  const { stack, mode, seed, events, broker, log } = options;
+  const lockMs = options.lockMs ?? 3_000;
+  const plan = planFor(seed, events, broker.restartable);
+  for (const line of describePlan(plan)) log(line);
+  const started = Date.now();
+  const runId = `${seed}_${randomBytes(3).toString('hex')}`;
+  const dir = mkdtempSync(join(tmpdir(), 'onceflow-chaos-'));
+  const spec: StackSpec = {
+    stack,
+    runId,
+    file: embeddedFile(dir),
+    pgUrl: process.env.ONCEFLOW_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    brokerUrl: broker.url,
+    lockMs,
+    dedupeWindowMs: DEDUPE_WINDOW_MS,
+  };
+  const owner = await openStack(spec);
+  const { transport } = owner;
+  if ('start' in transport && typeof transport.start === 'function') await transport.start();
+  const faults: string[] = [];
+  const env = (extra: Record<string, string>) => ({
+    CHAOS_STACK: JSON.stringify(spec),
+    CHAOS_MODE: mode,
+    ...extra,
+  });
+  let stopping = false;
+  const port = await freePort();
+  const secret = `whsec_${randomBytes(12).toString('hex')}`;
+
+  // Receivers: each generation takes the next kill point; one that died is replaced.
+  let receiverGen = 0;
+  let receiver: Child | undefined;
+  let receiverReady: Promise<void> = Promise.resolve();
+  const spawnReceiver = async (): Promise<void> => {
+    const die = plan.receivers[receiverGen++];
+    const child = await forkChild(
+      './receiver-process.ts',
+      env({
+        CHAOS_PORT: String(port),
+        CHAOS_SECRET: secret,
+        CHAOS_DIE: dieEnv(die),
+      }),
+    );
+    receiver = child;
+    void child.exited.then((how) => {
+      if (stopping || receiver !== child) return;
+      faults.push(
+        `receiver ended (${how})${how === 'SIGKILL' && die ? ` at ${die.point} #${die.after} or by the harness` : ''}`,
+      );
+      receiverReady = spawnReceiver().catch((err) => log(`  receiver restart failed: ${err}`));
+    });
+  };
+  await spawnReceiver();
+
+  // Workers: two at a time; each generation takes the next kill point; one that died is replaced.
+  let workerGen = 0;
+  const workers = new Set<Child>();
+  const spawnWorker = async (): Promise<void> => {
+    const die = plan.workers[workerGen++];
+    const child = await forkChild('./worker-process.ts', env({ CHAOS_DIE: dieEnv(die) }));
+    workers.add(child);
+    void child.exited.then((how) => {
+      workers.delete(child);
+      if (stopping) return;
+      faults.push(
+        `worker ended (${how})${die ? ` with kill point ${die.point} #${die.after}` : ''}`,
+      );
+      void spawnWorker().catch((err) => log(`  worker restart failed: ${err}`));
+    });
+  };
+  await Promise.all([spawnWorker(), spawnWorker()]);
+
+  // Faults timed on progress.
+  const pending = new Set<Promise<unknown>>();
+  const track = (p: Promise<unknown>) => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
+  let killedReceiver = false;
+  const restarts = [...plan.brokerRestarts];
+  let restarting: Promise<void> = Promise.resolve();
+  const onAccepted = (accepted: number) => {
+    const share = accepted / events;
+    if (!killedReceiver && share >= plan.receiverKillAt) {
+      killedReceiver = true;
+      faults.push(`harness SIGKILLed the receiver at ${accepted} accepted`);
+      receiver?.process.kill('SIGKILL');
+    }
+    while (restarts.length && share >= (restarts[0]?.at ?? 1)) {
+      const r = restarts.shift() as { at: number; downMs: number };
+      restarting = restarting.then(async () => {
+        const t = Date.now();
+        await broker.restart(r.downMs);
+        faults.push(`broker restarted at ${accepted} accepted (${Date.now() - t} ms down)`);
+      });
+      track(restarting);
+    }
+  };
+  let stopped = false;
+  const stopMs = Math.max(lockMs, 6_000) + 2_000;
+  const monitor = setInterval(() => {
+    if (stopped) return;
+    void owner.ledger.rows().then(
+      (rows) => {
+        if (stopped || rows.length < plan.stopAt * events) return;
+        const victim = [...workers][0];
+        if (!victim) return;
+        stopped = true;
+        victim.process.kill('SIGSTOP');
+        faults.push(`SIGSTOP of a worker at ${rows.length} processed, SIGCONT after ${stopMs} ms`);
+        track(sleep(stopMs).then(() => victim.process.kill('SIGCONT')));
+      },
+      () => {},
+    );
+  }, 250);
+
+  const sender = createSender({
+    url: () => `http://127.0.0.1:${port}`,
+    secret,
+    runId,
+    plan,
+    concurrency: 8,
+    timeoutMs: 3_000,
+    onAccepted,
+  });
+  const { report } = sender;
+  try {
+    await sender.sendAll();
+    const within = await sender.replay(2);
+    await restarting;
+    const drainBy = Date.now() + (options.drainTimeoutMs ?? 180_000);
+    const drained = async () => {
+      const ids = new Set((await owner.ledger.rows()).map((r) => r.id));
+      return [...report.accepted.keys()].every((id) => ids.has(id));
+    };
+    while (!(await drained().catch(() => false)) && Date.now() < drainBy) await sleep(250);
+    // Beyond the broker's dedupe window (where it has one), then long enough for late redeliveries.
+    const window = transport.capabilities.brokerDedupe;
+    await sleep((window && window.windowMs <= 10_000 ? window.windowMs : 0) + 500);
+    const beyond = await sender.replay(3);
+    faults.push(`replayed ${within} events within the dedupe window and ${beyond} beyond it`);
+    await Promise.all(pending);
+    await sleep(2 * lockMs);
+  } finally {
+    stopping = true;
+    clearInterval(monitor);
+    await receiverReady;
+    await Promise.all([...workers].map((w) => stopChild(w)));
+    if (receiver) await stopChild(receiver);
+  }
+  const summary = await check({
+    stack,
+    mode,
+    seed,
+    events,
+    requests: report.requests,
+    accepted: report.accepted,
+    gaveUp: report.gaveUp,
+    forgedAccepted: report.forgedAccepted,
+    rows: await owner.ledger.rows(),
+    records: owner.records,
+    faults,
+    statuses: report.statuses,
+    durationMs: Date.now() - started,
+  });
+  await owner.close();
+  await owner.drop();
+  rmSync(dir, { recursive: true, force: true });
+  return summary;
+}
