@@ -5,6 +5,7 @@ import {
   createReceiver,
   createWorker,
   defineHandler,
+  type Inbox,
   silentLogger,
   stripe,
   type Transport,
@@ -58,7 +59,7 @@ function stripeDelivery(url: string): Request {
 }
 
 /**
- * A receiver over `transport` (and a memory inbox) behind a real HTTP server on loopback, for
+ * A receiver over `transport` (and a memory inbox, or `options.inbox`) behind a real HTTP server on loopback, for
  * tests of what a sender sees: `burst(n)` sends `n` signed deliveries of new events at once and
  * reports each answer with its time. Close it with `await using`; `transport` stays open.
  *
@@ -68,6 +69,7 @@ function stripeDelivery(url: string): Request {
  */
 export async function startReceiverServer(
   transport: Pick<Transport, 'publish'>,
+  options: { readonly inbox?: Inbox | undefined } = {},
 ): Promise<{ burst(n: number): Promise<SenderBurst> } & AsyncDisposable> {
   let failedFast = 0;
   const logger = {
@@ -80,7 +82,7 @@ export async function startReceiverServer(
   };
   const receiver = createReceiver({
     sources: { stripe: stripe({ secrets: [SECRET] }) },
-    inbox: createMemoryStore(),
+    inbox: options.inbox ?? createMemoryStore(),
     transport,
     logger,
   });
@@ -90,7 +92,7 @@ export async function startReceiverServer(
 
   const one = async (): Promise<SenderAnswer> => {
     const started = performance.now();
-    const res = await fetch(stripeDelivery(url));
+    const res = await fetch(stripeDelivery(url), { signal: AbortSignal.timeout(60_000) });
     await res.arrayBuffer();
     return {
       status: res.status,
@@ -207,6 +209,8 @@ export interface BrokerDownOptions {
   readonly label: string;
   /** Concurrent deliveries per burst. Default 32. */
   readonly requests?: number | undefined;
+  /** The receiver's inbox. Default a memory store. */
+  readonly inbox?: Inbox | undefined;
 }
 
 /**
@@ -225,7 +229,7 @@ export async function expectAnswersWhileBrokerDown(options: BrokerDownOptions): 
   readonly known: SenderBurst;
 }> {
   const { transport, publishTimeoutMs, requests = 32 } = options;
-  await using http = await startReceiverServer(transport);
+  await using http = await startReceiverServer(transport, { inbox: options.inbox });
   expect((await http.burst(4)).answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
 
   await options.down();

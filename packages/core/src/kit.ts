@@ -65,6 +65,11 @@ export {
   withDeadline,
 } from './transport-kit/publish-deadline.js';
 export {
+  type DownState,
+  type DownStateOptions,
+  createDownState,
+} from './transport-kit/down-state.js';
+export {
   type Lifecycle,
   type LifecycleOptions,
   createLifecycle,

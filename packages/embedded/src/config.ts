@@ -1,4 +1,4 @@
-import { loggerSchema, parseConfig } from '@onceflow/core/kit';
+import { loggerSchema, parseConfig, publishTimeoutSchema } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const HOUR = 3_600_000;
@@ -52,6 +52,19 @@ const embeddedSchema = z
     synchronous: z.enum(['full', 'normal']).default('full'),
     /** How long a statement waits for another connection's write lock before failing (ms). Default 5000. */
     busyTimeoutMs: z.number().int().nonnegative().default(5000),
+    /**
+     * How long the receive path's writes (the inbox claim and a publish) wait for another
+     * process's write lock, in ms: past it, or at once while the file is known locked, they fail
+     * and the receiver answers 503 with `Retry-After`. SQLite waits synchronously (the process
+     * does nothing else meanwhile), so keep it short. Default 500.
+     */
+    publishTimeoutMs: publishTimeoutSchema,
+    /**
+     * How long `start()` keeps trying, with backoff, while another process holds the write lock
+     * it needs (a migration is due, or the file is new), in ms; then it rejects with
+     * `StoreUnavailableError`. A file that is up to date opens without the write lock. Default 30 000.
+     */
+    startTimeoutMs: z.number().int().nonnegative().default(30_000),
     /** Receives consumer-loop errors (a locked or failing database). Default: silent. */
     logger: loggerSchema.optional(),
     ...transportFields(),

@@ -8,7 +8,7 @@ import {
   parseTransportOptions,
 } from './config.js';
 import { createDatabaseHandle } from './database.js';
-import { asStore } from './errors.js';
+import { openWhenUnlocked } from './start-up.js';
 import { createEmbeddedOutbox, type EmbeddedOutbox } from './outbox.js';
 import { createEmbeddedStore, type EmbeddedStore } from './store.js';
 import { createEmbeddedTransport, type EmbeddedTransport } from './transport/transport.js';
@@ -35,7 +35,11 @@ export interface Embedded {
    * file and for `markProcessedInTransaction`. Do not close it; call `close()`.
    */
   readonly db: Database;
-  /** Opens the file (WAL, pragmas) and applies migrations. Idempotent. Rejects with `StoreUnavailableError`. */
+  /**
+   * Opens the file (WAL, pragmas) and applies migrations, without the write lock when none is due.
+   * While another process holds the lock it needs, it tries again with backoff for up to
+   * `startTimeoutMs`. Idempotent. Rejects with `StoreUnavailableError`.
+   */
   start(): Promise<void>;
   /** Closes every transport (draining their consumers), then the file. Idempotent; final. */
   close(): Promise<void>;
@@ -91,7 +95,7 @@ export function createEmbedded(options: EmbeddedOptions): Embedded {
     get db() {
       return handle.get();
     },
-    start: () => asStore('start', () => void handle.open()),
+    start: () => openWhenUnlocked(handle, { timeoutMs: config.startTimeoutMs, logger }),
     close,
     [Symbol.asyncDispose]: close,
   };

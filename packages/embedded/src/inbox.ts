@@ -93,7 +93,7 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
         )
         .run(token, now + leaseMs, envelope.source, envelope.id);
       return { status: 'stale-pending', token };
-    });
+    }, handle.receiveWaitMs);
 
   const takeStale = (olderThanMs: number, leaseMs: number, limit: number): StaleClaim[] => {
     const now = Date.now();

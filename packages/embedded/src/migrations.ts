@@ -80,8 +80,10 @@ export const MIGRATIONS: readonly string[] = [
 
 /**
  * Creates or upgrades the onceflow tables in `db`; returns how many versions it applied.
- * Idempotent and safe to run from several processes at once: each runs under an IMMEDIATE
- * transaction and skips versions already applied. Refuses a file whose schema is newer than this
+ * Idempotent and safe to run from several processes at once: it reads the applied version first
+ * (without the write lock, so a file that is up to date opens while another process writes), and
+ * only when a version is due takes the write lock (an IMMEDIATE transaction) and applies what is
+ * still missing. Refuses a file whose schema is newer than this
  * package. `createEmbedded().start()` calls it; call it yourself only for a connection you opened.
  *
  * Upgrading: stop the processes of the previous version before the first new one opens the file;
@@ -92,6 +94,9 @@ export const MIGRATIONS: readonly string[] = [
  * applyMigrations(db);
  */
 export function applyMigrations(db: Database): number {
+  // A read first, which a writer in another process does not block (WAL): when nothing is due,
+  // start-up never waits for the write lock.
+  if (appliedVersion(db) === MIGRATIONS.length) return 0;
   const run = db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS onceflow_migrations (
       version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)`);
@@ -114,4 +119,16 @@ export function applyMigrations(db: Database): number {
     return MIGRATIONS.length - current;
   });
   return run.immediate();
+}
+
+/** The highest version recorded in the file, 0 when none is (or there is no migrations table). */
+function appliedVersion(db: Database): number {
+  const table = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'onceflow_migrations'")
+    .get();
+  if (!table) return 0;
+  const row = db.prepare('SELECT max(version) AS v FROM onceflow_migrations').get() as {
+    v: number | null;
+  };
+  return row.v ?? 0;
 }

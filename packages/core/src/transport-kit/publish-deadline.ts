@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TransportUnavailableError } from '../errors.js';
-import { type BackoffOptions, createBackoff } from './backoff.js';
+import type { BackoffOptions } from './backoff.js';
+import { createDownState } from './down-state.js';
 
 /** The default of every adapter's `publishTimeoutMs`: a publish answers within this, stored or not. */
 export const DEFAULT_PUBLISH_TIMEOUT_MS = 500;
@@ -16,9 +17,6 @@ export const publishTimeoutSchema = z
   .positive()
   .max(60_000)
   .default(DEFAULT_PUBLISH_TIMEOUT_MS);
-
-/** Waits between probes while the broker is known down: 250 ms doubling up to 5 s, full jitter. */
-const PROBE_BACKOFF: BackoffOptions = { baseDelayMs: 250, maxDelayMs: 5_000 };
 
 export interface PublishDeadlineOptions {
   /** Names the publish in errors: `kafka publish to payments`. */
@@ -62,46 +60,27 @@ export interface PublishDeadline {
 export function publishDeadline(options: PublishDeadlineOptions): PublishDeadline {
   const { name, timeoutMs } = options;
   const isOutage = options.isOutage ?? ((err) => err instanceof TransportUnavailableError);
-  const now = options.now ?? Date.now;
-  const backoff = createBackoff(options.probeBackoff ?? PROBE_BACKOFF);
-  let downSince: number | undefined;
-  let nextProbeAt = 0;
-  let probing = false;
-
-  const markDown = () => {
-    downSince ??= now();
-    nextProbeAt = now() + backoff.next();
-  };
-  const markUp = () => {
-    downSince = undefined;
-    backoff.reset();
-  };
+  const state = createDownState(options);
 
   return {
     get down() {
-      return downSince !== undefined;
+      return state.downSince !== undefined;
     },
     async run(publish) {
-      const probe = downSince !== undefined;
-      if (probe) {
-        if (probing || now() < nextProbeAt) {
-          throw new TransportUnavailableError(
-            `${name}: the broker is unreachable (no answer since ${new Date(downSince ?? 0).toISOString()}); failing fast until a probe succeeds`,
-          );
-        }
-        probing = true;
+      if (!state.admit()) {
+        throw new TransportUnavailableError(
+          `${name}: the broker is unreachable (no answer since ${new Date(state.downSince ?? 0).toISOString()}); failing fast until a probe succeeds`,
+        );
       }
       try {
         const result = await withDeadline(name, timeoutMs, publish);
-        markUp();
+        state.succeeded();
         return result;
       } catch (err) {
         // A refusal on a message's own merits is an answer: the broker is reachable.
-        if (err instanceof PublishTimeoutError || isOutage(err)) markDown();
-        else markUp();
+        if (err instanceof PublishTimeoutError || isOutage(err)) state.failed();
+        else state.succeeded();
         throw err;
-      } finally {
-        if (probe) probing = false;
       }
     },
   };

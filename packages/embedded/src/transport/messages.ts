@@ -51,7 +51,10 @@ const OWNED = `seq = ? AND lease_token = ? AND state = 'queued' AND visible_at >
 export function createMessageStore(handle: DatabaseHandle, queue: string) {
   const settled = (changes: number): boolean => changes === 1;
   return {
-    /** Inserts in order in one transaction; a dedupe key already present is skipped. Returns how many were new. */
+    /**
+     * Inserts in order in one transaction; a dedupe key already present is skipped. Returns how
+     * many were new. Waits for another process's write lock only `publishTimeoutMs`.
+     */
     publish(rows: readonly MessageRow[]): number {
       return handle.immediate(() => {
         const now = Date.now();
@@ -72,7 +75,7 @@ export function createMessageStore(handle: DatabaseHandle, queue: string) {
           ).changes;
         }
         return added;
-      });
+      }, handle.receiveWaitMs);
     },
 
     /** Leases up to `limit` messages for `lockMs`, oldest visible first. */
