@@ -1,5 +1,12 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { context, propagation, SpanKind, trace, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -12,7 +19,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEnvelope } from '../../src/envelope.js';
 import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
-import { publishInNewTraces } from '../../src/observability/trace-publish.js';
+import { publishInNewTraces, publishTraced } from '../../src/observability/trace-publish.js';
 import { TRACE_LINK_HEADER } from '../../src/observability/tracing.js';
 import { createReceiver } from '../../src/receiver/index.js';
 import { createRelay } from '../../src/relay.js';
@@ -236,5 +243,70 @@ describe('tracing', () => {
     expect(parentOf(process)).toBeUndefined();
     expect(traceOf(process)).not.toBe(originalTrace);
     expect(process.links.map((l) => l.context.traceId)).toEqual([originalTrace]);
+  });
+
+  it('a batch publish gives each message a create span as its creation context, and the send span links to each', async () => {
+    const { tracer, spans } = recording();
+    const transport = createMemoryTransport({ queue: `q-${randomUUID()}` });
+    const seen: Record<string, string | undefined> = {};
+    const worker = createWorker({
+      transport,
+      records: createMemoryStore(),
+      tracer,
+      handlers: [
+        defineHandler({
+          type: TYPE,
+          handle: async (_e, ctx) => {
+            seen[ctx.envelope.id] = ctx.envelope.headers.traceparent;
+          },
+        }),
+      ],
+    });
+    await using _ = worker;
+    await worker.start();
+    const envelopes = ['a', 'b'].map((id) =>
+      createEnvelope({ id, source: SOURCE, type: TYPE, payload: {} }),
+    );
+    await publishTraced(
+      tracer,
+      transport,
+      envelopes.map((envelope) => ({ envelope })),
+    );
+    await until(() => spans().filter((s) => s.kind === SpanKind.CONSUMER).length === 2);
+    const creates = spans().filter((s) => s.name.startsWith('create'));
+    expect(creates.map((s) => s.kind)).toEqual([SpanKind.PRODUCER, SpanKind.PRODUCER]);
+    expect(creates.map((s) => s.attributes['messaging.message.id']).sort()).toEqual(['a', 'b']);
+    const send = named(spans(), `send ${transport.destination}`);
+    expect(send.kind).toBe(SpanKind.CLIENT);
+    expect(send.attributes['messaging.batch.message_count']).toBe(2);
+    expect(send.links.map((l) => l.context.spanId).sort()).toEqual(
+      creates.map((s) => s.spanContext().spanId).sort(),
+    );
+    for (const create of creates) {
+      const id = String(create.attributes['messaging.message.id']);
+      expect(seen[id]?.split('-')[2], `${id} carries its create span`).toBe(
+        create.spanContext().spanId,
+      );
+    }
+  });
+
+  it('a publish the broker refuses fails its send span and the receipt answers 503 with an error status', async () => {
+    const { tracer, spans } = recording();
+    const store = createMemoryStore();
+    const transport = {
+      name: 'memory',
+      publish: async () => {
+        throw new Error('broker down');
+      },
+    };
+    const receiver = createReceiver({ sources, inbox: store, transport, tracer });
+    expect((await receiver.fetch(signed(`msg_${randomUUID()}`))).status).toBe(503);
+    const send = named(spans(), 'send');
+    expect(send.status.code).toBe(SpanStatusCode.ERROR);
+    expect(send.events.map((e) => e.name)).toContain('exception');
+    const receipt = named(spans(), `receive ${SOURCE}`);
+    expect(receipt.status.code).toBe(SpanStatusCode.ERROR);
+    expect(receipt.attributes['onceflow.outcome']).toBe('unavailable');
+    expect(parentOf(send)).toBe(receipt.spanContext().spanId);
   });
 });
