@@ -37,7 +37,7 @@ const order = (id: string, payload: unknown): Envelope =>
   });
 
 /**
- * An embedded store and transport with a worker: ten orders processed, and one poison order
+ * An embedded store and transport with a worker: ten orders received as a receiver does and processed, and one poison order
  * (its payload carries HTML and script) dead-lettered after two failed attempts. Then a console
  * that can write at `/console` and a read-only one at `/ro`, on one real HTTP server.
  */
@@ -64,10 +64,17 @@ export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {})
     ],
   });
   await worker.start();
-  await transport.publish([
-    ...Array.from({ length: 10 }, (_, i) => ({ envelope: order(`evt_${i}`, { amount: i * 100 }) })),
-    { envelope: order(POISON_ID, { amount: 1, note: SCRIPT_PAYLOAD }) },
-  ]);
+  // As a receiver does: claim in the inbox (which keeps the envelope), publish, mark enqueued.
+  const orders = [
+    ...Array.from({ length: 10 }, (_, i) => order(`evt_${i}`, { amount: i * 100 })),
+    order(POISON_ID, { amount: 1, note: SCRIPT_PAYLOAD }),
+  ];
+  for (const envelope of orders) {
+    const claim = await embedded.inbox.claim(envelope, { leaseMs: 60_000 });
+    if (claim.status !== 'new') throw new Error(`claim of ${envelope.id}: ${claim.status}`);
+    await transport.publish([{ envelope }]);
+    await embedded.inbox.markEnqueued(envelope.source, envelope.id, claim.token);
+  }
   await waitFor(
     async () => (await embedded.records.get('shop', POISON_ID))?.state === 'dead-lettered',
     'the poison order dead-lettered',
