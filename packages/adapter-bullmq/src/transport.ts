@@ -97,6 +97,19 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
     durability: DURABILITY,
   };
 
+  // Aborted by close(): a first connect that waits for an unreachable Redis gives up, so close()
+  // (which waits for a set-up under way) returns instead of waiting for Redis.
+  const closing = new AbortController();
+  const unlessClosed = (ready: Promise<unknown>): Promise<unknown> =>
+    Promise.race([
+      ready,
+      new Promise((_, reject) => {
+        const gone = () => reject(new Error('closed before Redis answered'));
+        if (closing.signal.aborted) gone();
+        else closing.signal.addEventListener('abort', gone, { once: true });
+      }),
+    ]);
+
   const open = async (): Promise<Opened> => {
     const connection = openRedis(config.url, config.redis, 'publisher', logger);
     const opts = { connection, prefix: config.prefix };
@@ -106,7 +119,7 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
       q.on('error', (err) => logger.warn({ err, queue: q.name }, 'bullmq queue error'));
     }
     try {
-      await Promise.all([work.waitUntilReady(), dead.waitUntilReady()]);
+      await unlessClosed(Promise.all([work.waitUntilReady(), dead.waitUntilReady()]));
     } catch (err) {
       await Promise.all([work.close(), dead.close()]).catch(() => {});
       connection.disconnect();
@@ -206,6 +219,9 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
         options,
       ),
 
-    close: () => lifecycle.close(),
+    close() {
+      closing.abort();
+      return lifecycle.close();
+    },
   };
 }
