@@ -80,11 +80,12 @@ export async function publishTraced(
   }
   span.setAttributes(messagingAttributes(transport, 'send'));
   let out = messages;
+  // The conventions: a message's own attributes on a one-message span, a count on a batch's.
+  if (messages.length === 1) span.setAttributes(eventAttributes(messages[0]!.envelope));
+  else span.setAttribute(A.batchCount, messages.length);
   if (single) {
-    span.setAttributes(eventAttributes(messages[0]!.envelope));
     out = [carrying(messages[0]!, span)];
   } else {
-    span.setAttribute(A.batchCount, messages.length);
     if (!options.created) {
       out = messages.map((m) => {
         const create = tracer.startSpan(
