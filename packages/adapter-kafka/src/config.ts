@@ -1,5 +1,5 @@
 import { silentLogger } from '@onceflow/core';
-import { loggerSchema, parseConfig } from '@onceflow/core/kit';
+import { loggerSchema, parseConfig, publishTimeoutSchema } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
@@ -80,6 +80,13 @@ const schema = z
     heartbeatIntervalMs: positive.default(1_000),
     /** Longest a fetch waits on an idle topic (bounds `close()` latency). Default 500. */
     fetchWaitMs: positive.default(500),
+    /**
+     * Longest a `publish` waits for the broker, in ms: past it, or at once while the broker is
+     * known down, it rejects with `TransportUnavailableError` and the receiver answers 503 with
+     * `Retry-After`. The producer's connection and request timeouts and retries are kept within
+     * about this too. Default 500.
+     */
+    publishTimeoutMs: publishTimeoutSchema,
     /** Where kafkajs and the adapter log (kafkajs at warn and above). Default silent. */
     logger: loggerSchema.default(silentLogger),
   })

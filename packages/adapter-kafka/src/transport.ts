@@ -5,6 +5,7 @@ import {
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
+  publishDeadline,
 } from '@onceflow/core/kit';
 import type {
   BacklogProbe,
@@ -61,9 +62,10 @@ const SETTLEMENT =
  *
  * No I/O in the factory; `start()` creates missing topics (unless `createTopics: false`) and
  * connects the producer, and so does the first `publish`, `consume` or `consumeDeadLetters` made
- * without it. While no broker answers, `publish` rejects with
- * `TransportUnavailableError` after kafkajs's retries, and the producer reconnects on the next
- * request; a consumer that crashes is restarted by kafkajs until it rejoins.
+ * without it. While no broker answers, `publish` rejects with `TransportUnavailableError` within
+ * `publishTimeoutMs`, and at once while the broker is known down (see `publishDeadline`); the
+ * producer reconnects on the next request; a consumer that crashes is restarted by kafkajs until
+ * it rejoins.
  *
  * @example
  * const transport = createKafkaTransport({ topic: 'payments', brokers: ['127.0.0.1:9092'] });
@@ -73,7 +75,18 @@ const SETTLEMENT =
 export function createKafkaTransport(options: KafkaTransportOptions): KafkaTransport {
   const config = resolveConfig(options);
   const kafka = createClient(config);
-  const publisher = createPublisher(kafka);
+  const publishTimeoutMs = config.publishTimeoutMs;
+  const publisher = createPublisher(
+    createClient(config, {
+      connectionMs: publishTimeoutMs,
+      requestMs: Math.max(1_000, publishTimeoutMs),
+    }),
+    publishTimeoutMs,
+  );
+  const deadline = publishDeadline({
+    name: `kafka publish to ${config.topic}`,
+    timeoutMs: publishTimeoutMs,
+  });
   const subscriptions = createSubscriptions();
   let admin: Promise<Admin> | undefined;
 
@@ -154,8 +167,10 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
           attempt: 1,
         }),
       );
-      await lifecycle.start('publish');
-      await publisher.send(config.topic, records);
+      await deadline.run(async (signal) => {
+        await lifecycle.start('publish');
+        await publisher.send(config.topic, records, signal);
+      });
     },
 
     async backlog() {

@@ -46,7 +46,17 @@ it('after a broker crash, publishes fail with TransportUnavailableError until it
   expect(Date.now() - t0, 'failed within the publish timeout, not hung').toBeLessThan(40_000);
 
   await server.start();
-  await publish(30, 'after'); // the producer reconnects
+  // Known down: publishes fail fast until a probe finds the broker back and the producer reconnects.
+  const after = Array.from({ length: 30 }, (_, i) => testEnvelope({ key: `after-${i % 5}` }));
+  await waitUntil(
+    () =>
+      transport.publish(after.map((envelope) => ({ envelope }))).then(
+        () => true,
+        () => false,
+      ),
+    { timeoutMs: 60_000, message: 'a publish accepted after the restart' },
+  );
+  accepted.push(...after.map((e) => e.id));
   await waitUntil(allHandled, {
     timeoutMs: 90_000,
     message: 'every accepted event handled after the restart',

@@ -1,5 +1,5 @@
 import { silentLogger } from '@onceflow/core';
-import { loggerSchema, parseConfig } from '@onceflow/core/kit';
+import { loggerSchema, parseConfig, publishTimeoutSchema } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
@@ -45,6 +45,12 @@ const optionsSchema = z
       .default(() => [...DEFAULT_RETRY_DELAYS_MS]),
     /** Most publishes awaiting the broker's confirm at once, pipelined on one channel. Default 1024. */
     maxUnconfirmed: positiveInt.default(1024),
+    /**
+     * Longest a `publish` waits for the broker's confirms, in ms: past it, or at once while the
+     * broker is known down, it rejects with `TransportUnavailableError` and the receiver answers
+     * 503 with `Retry-After`. Default 500.
+     */
+    publishTimeoutMs: publishTimeoutSchema,
     /**
      * The worker's processing lease (ms), declared as `lock.ms`. RabbitMQ's lock is the consumer
      * channel's: a delivery is held while its channel lives, with nothing to renew, so this bounds

@@ -5,6 +5,7 @@ import {
   createSubscriptions,
   dedupeKeyOf,
   parseConsumeOptions,
+  publishDeadline,
 } from '@onceflow/core/kit';
 import {
   type BacklogProbe,
@@ -72,7 +73,8 @@ const mismatch = (err: unknown): ConfigError =>
  * `deliveryLimit`, read back by `consumeDeadLetters`. No I/O in the factory: `start()` declares the
  * topology (idempotent), and so does the first `publish`, `consume` or `consumeDeadLetters` made
  * without it. Connections come back by themselves after a broker restart; while the broker is
- * unreachable, `publish` rejects with `TransportUnavailableError` (the receiver answers 503).
+ * unreachable, `publish` rejects with `TransportUnavailableError` within `publishTimeoutMs`, and
+ * at once while it is known down (the receiver answers 503; see `publishDeadline`).
  *
  * RabbitMQ has no broker-side dedupe: a re-publish of one event is delivered twice, and the
  * worker's record guard keeps its effect once.
@@ -93,6 +95,10 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     logger: config.logger,
   });
   const publisher = createPublisher(link, config.maxUnconfirmed);
+  const deadline = publishDeadline({
+    name: `rabbitmq publish to ${config.queue}`,
+    timeoutMs: config.publishTimeoutMs,
+  });
   const subscriptions = createSubscriptions();
   const declaredRetry = new Map<string, Promise<void>>();
   const maxDelayMs = config.retryDelaysMs.at(-1) ?? 0;
@@ -203,8 +209,10 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
           config.maxMessageBytes,
         ),
       );
-      await lifecycle.start('publish');
-      await publisher.send(out);
+      await deadline.run(async () => {
+        await lifecycle.start('publish');
+        await publisher.send(out);
+      });
     },
 
     async backlog() {

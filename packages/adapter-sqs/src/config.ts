@@ -1,6 +1,6 @@
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
 import { silentLogger } from '@onceflow/core';
-import { loggerSchema, parseConfig } from '@onceflow/core/kit';
+import { loggerSchema, parseConfig, publishTimeoutSchema } from '@onceflow/core/kit';
 import { z } from 'zod';
 
 /** SQS's own message size limit (body plus message attributes), in bytes. */
@@ -58,6 +58,12 @@ const optionsSchema = z
      * 1 MiB less 8 KiB kept for message attributes.
      */
     maxMessageBytes: z.number().int().min(1024).max(MAX_ENVELOPE_BYTES).default(MAX_ENVELOPE_BYTES),
+    /**
+     * Longest a `publish` waits for SQS, in ms, queue set-up on first use included: past it, or at
+     * once while SQS is known unreachable, it rejects with `TransportUnavailableError` (its
+     * requests are aborted) and the receiver answers 503 with `Retry-After`. Default 500.
+     */
+    publishTimeoutMs: publishTimeoutSchema,
     /** Receives consumer-loop errors (an unreachable endpoint, throttling). Default: silent. */
     logger: loggerSchema.default(() => silentLogger),
   })

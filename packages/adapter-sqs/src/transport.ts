@@ -4,6 +4,7 @@ import {
   createLifecycle,
   createSubscriptions,
   parseConsumeOptions,
+  publishDeadline,
 } from '@onceflow/core/kit';
 import type {
   BacklogProbe,
@@ -15,11 +16,13 @@ import type {
   Transport,
   TransportCapabilities,
 } from '@onceflow/core';
+import { TransportUnavailableError } from '@onceflow/core';
 import { readBacklog } from './backlog.js';
 import { parseSqsOptions, type SqsTransportOptions } from './config.js';
 import { startConsumer } from './consumer.js';
 import { createDeleteBatcher } from './delete-batcher.js';
 import { MAX_DELAY_MS } from './delivery.js';
+import { SqsPublishError } from './errors.js';
 import { attemptOf, deadLetterAttemptOf, toOutgoing } from './marshal.js';
 import { sendAll } from './publish.js';
 import { ensureSqsQueues, type SqsQueues } from './queues.js';
@@ -69,6 +72,13 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
   let client: SQSClient | undefined = config.client;
   let queues: SqsQueues | undefined;
   const subscriptions = createSubscriptions();
+  const deadline = publishDeadline({
+    name: `sqs publish to ${config.queue}`,
+    timeoutMs: config.publishTimeoutMs,
+    // Entries SQS refused on their own merits are an answer: the queue is reachable.
+    isOutage: (err) =>
+      err instanceof TransportUnavailableError && !(err instanceof SqsPublishError),
+  });
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: config.fifo ? { windowMs: FIFO_DEDUPE_WINDOW_MS } : false,
@@ -152,8 +162,10 @@ export function createSqsTransport(options: SqsTransportOptions): SqsTransport {
     async publish(messages) {
       if (messages.length === 0) return;
       const outgoing = messages.map((m) => toOutgoing(m, config.maxMessageBytes));
-      const { client: c, queues: q } = await ready('publish');
-      await sendAll({ client: c, url: q.url, fifo: config.fifo }, outgoing);
+      await deadline.run(async (signal) => {
+        const { client: c, queues: q } = await ready('publish');
+        await sendAll({ client: c, url: q.url, fifo: config.fifo, signal }, outgoing);
+      });
     },
 
     async backlog() {
