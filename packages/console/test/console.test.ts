@@ -82,7 +82,7 @@ describe('the console over real HTTP and the embedded store', () => {
     );
     const refused = await post('/ro/dead-letters/purge', { ids, apply: '1', _csrf: roCsrf });
     expect(refused.status).toBe(403);
-    expect((await fx.embedded.records.get('shop', POISON_ID))?.state).toBe('dead-lettered');
+    expect((await fx.records.get('shop', POISON_ID))?.state).toBe('dead-lettered');
   });
 
   it('previews a purge by filter with its count, then purges with the operator in the history', async () => {
@@ -99,7 +99,7 @@ describe('the console over real HTTP and the embedded store', () => {
       })
     ).text();
     expect(preview).toContain('data-dry-run="1"');
-    expect((await fx.embedded.records.get('shop', POISON_ID))?.state).toBe('dead-lettered');
+    expect((await fx.records.get('shop', POISON_ID))?.state).toBe('dead-lettered');
     const done = await (
       await fetch(`${fx.base}/console/dead-letters/purge`, {
         method: 'POST',
@@ -108,7 +108,7 @@ describe('the console over real HTTP and the embedded store', () => {
       })
     ).text();
     expect(done).toContain('data-done="1"');
-    const record = await fx.embedded.records.get('shop', POISON_ID);
+    const record = await fx.records.get('shop', POISON_ID);
     expect(record?.state).toBe('discarded');
     expect(record?.history.at(-1)).toMatchObject({ state: 'discarded', actor: 'console:alice' });
   });
@@ -117,7 +117,7 @@ describe('the console over real HTTP and the embedded store', () => {
     await using fx = await startFixture();
     expect((await fetch(`${fx.base}/elsewhere`, { headers: bearer })).status).toBe(404);
     const ops = createConsole({
-      records: fx.embedded.records,
+      records: fx.records,
       auth: { token: TOKEN },
       basePath: '/console',
     });

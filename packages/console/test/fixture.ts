@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createEnvelope, createWorker, defineHandler, type Envelope } from '@onceflow/core';
-import { createEmbedded } from '@onceflow/embedded';
+import { type StackName, openStack } from './stacks.js';
 import { type ConsoleOptions, createConsole } from '../src/index.js';
 
 export const TOKEN = 'console-test-token-0123456789';
@@ -41,16 +38,17 @@ const order = (id: string, payload: unknown): Envelope =>
  * (its payload carries HTML and script) dead-lettered after two failed attempts. Then a console
  * that can write at `/console` and a read-only one at `/ro`, on one real HTTP server.
  */
-export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'onceflow-console-'));
-  const embedded = createEmbedded({ path: join(dir, 'onceflow.db'), pollIntervalMs: 20 });
-  await embedded.start();
-  const transport = embedded.transport('orders', { lockMs: 2000 });
+export async function startFixture(
+  consoleOptions: Partial<ConsoleOptions> = {},
+  stackName: StackName = 'embedded',
+) {
+  const stack = await openStack(stackName);
+  const { records, inbox, transport } = stack;
   const runs = new Map<string, number>();
   let poisonFails = true;
   const worker = createWorker({
     transport,
-    records: embedded.records,
+    records: records,
     retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 20 },
     handlers: [
       defineHandler({
@@ -70,22 +68,22 @@ export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {})
     order(POISON_ID, { amount: 1, note: SCRIPT_PAYLOAD }),
   ];
   for (const envelope of orders) {
-    const claim = await embedded.inbox.claim(envelope, { leaseMs: 60_000 });
+    const claim = await inbox.claim(envelope, { leaseMs: 60_000 });
     if (claim.status !== 'new') throw new Error(`claim of ${envelope.id}: ${claim.status}`);
     await transport.publish([{ envelope }]);
-    await embedded.inbox.markEnqueued(envelope.source, envelope.id, claim.token);
+    await inbox.markEnqueued(envelope.source, envelope.id, claim.token);
   }
   await waitFor(
-    async () => (await embedded.records.get('shop', POISON_ID))?.state === 'dead-lettered',
+    async () => (await records.get('shop', POISON_ID))?.state === 'dead-lettered',
     'the poison order dead-lettered',
   );
   await waitFor(
-    async () => (await embedded.records.count({ state: 'completed' })) === 10,
+    async () => (await records.count({ state: 'completed' })) === 10,
     'ten orders completed',
   );
 
   const writable = createConsole({
-    records: embedded.records,
+    records: records,
     transport,
     backlog: { orders: transport },
     auth: { token: TOKEN, operator: 'alice' },
@@ -94,7 +92,7 @@ export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {})
     ...consoleOptions,
   });
   const readOnly = createConsole({
-    records: embedded.records,
+    records: records,
     transport,
     auth: { token: TOKEN, operator: 'bob' },
     basePath: '/ro',
@@ -106,7 +104,7 @@ export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {})
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     base,
-    embedded,
+    records,
     runs,
     healPoison: () => {
       poisonFails = false;
@@ -114,8 +112,7 @@ export async function startFixture(consoleOptions: Partial<ConsoleOptions> = {})
     async [Symbol.asyncDispose]() {
       await new Promise<void>((r) => server.close(() => r()));
       await worker.close();
-      await embedded.close();
-      rmSync(dir, { recursive: true, force: true });
+      await stack.close();
     },
   };
 }

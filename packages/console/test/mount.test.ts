@@ -12,7 +12,7 @@ describe('mounted in an existing app, as the README shows', () => {
   it('Express: app.use(basePath, console.node)', async () => {
     await using fx = await startFixture();
     const ops = createConsole({
-      records: fx.embedded.records,
+      records: fx.records,
       auth: { token: TOKEN },
       basePath: '/console',
     });
@@ -35,7 +35,7 @@ describe('mounted in an existing app, as the README shows', () => {
   it("Hono: app.all('/ops/*', (c) => console.fetch(c.req.raw))", async () => {
     await using fx = await startFixture();
     const ops = createConsole({
-      records: fx.embedded.records,
+      records: fx.records,
       auth: { token: TOKEN },
       basePath: '/ops',
     });
