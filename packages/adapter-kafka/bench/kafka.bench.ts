@@ -43,7 +43,13 @@ const PARTITIONS = 4;
 const kafka = new Kafka({ clientId: 'onceflow-bench', brokers, logLevel: logLevel.NOTHING });
 const used: string[] = [];
 let topics = 0;
-const options = (topic: string) => ({ topic, brokers, partitions: PARTITIONS, fetchWaitMs: 100 });
+const options = (topic: string) => ({
+  topic,
+  brokers,
+  partitions: PARTITIONS,
+  fetchWaitMs: 100,
+  publishTimeoutMs: 60_000, // the bench measures throughput on a loaded machine, not the deadline
+});
 
 /** A fresh topic set up by the transport (work, retry and dead-letter topics). */
 async function freshTopic(): Promise<string> {
