@@ -1,4 +1,4 @@
-import { loggerSchema, parseConfig } from '@onceflow/core/kit';
+import { loggerSchema, parseConfig, publishTimeoutSchema } from '@onceflow/core/kit';
 import type { RedisOptions } from 'ioredis';
 import { z } from 'zod';
 
@@ -57,6 +57,12 @@ const configSchema = z
     redis: z
       .custom<RedisOptions>((v) => typeof v === 'object' && v !== null, 'must be an object')
       .default({}),
+    /**
+     * Longest a `publish` waits for Redis, in ms: past it, or at once while Redis is known down,
+     * it rejects with `TransportUnavailableError` and the receiver answers 503 with `Retry-After`.
+     * Default 500.
+     */
+    publishTimeoutMs: publishTimeoutSchema,
     /** Receives connection errors and settlements that could not be recorded. Default: silent. */
     logger: loggerSchema.optional(),
   })

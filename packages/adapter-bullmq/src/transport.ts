@@ -5,6 +5,7 @@ import {
   dedupeKeyOf,
   encodeWithinLimit,
   parseConsumeOptions,
+  publishDeadline,
 } from '@onceflow/core/kit';
 import {
   type BacklogProbe,
@@ -86,6 +87,10 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
   const keep = { age: Math.ceil(config.dedupeWindowMs / 1000) };
   const jobOptions: JobsOptions = { removeOnComplete: keep, removeOnFail: keep };
   const subscriptions = createSubscriptions();
+  const deadline = publishDeadline({
+    name: `bullmq publish to ${config.queue}`,
+    timeoutMs: config.publishTimeoutMs,
+  });
 
   const capabilities: TransportCapabilities = {
     brokerDedupe: { windowMs: config.dedupeWindowMs },
@@ -176,11 +181,13 @@ export function createBullmqTransport(input: BullmqTransportConfig): BullmqTrans
         data: encodeWithinLimit(m.envelope, config.maxMessageBytes),
         opts: { ...jobOptions, jobId: jobIdOf(dedupeKeyOf(m)) },
       }));
-      const { work } = await opened('publish');
       const [one] = jobs;
-      await asTransport('publish', async () => {
-        if (jobs.length === 1 && one) await work.add(one.name, one.data, one.opts);
-        else await work.addBulk(jobs);
+      await deadline.run(async () => {
+        const { work } = await opened('publish');
+        await asTransport('publish', async () => {
+          if (jobs.length === 1 && one) await work.add(one.name, one.data, one.opts);
+          else await work.addBulk(jobs);
+        });
       });
     },
 
