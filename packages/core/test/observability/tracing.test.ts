@@ -10,6 +10,7 @@ import {
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
+  AlwaysOffSampler,
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
@@ -308,5 +309,35 @@ describe('tracing', () => {
     expect(receipt.status.code).toBe(SpanStatusCode.ERROR);
     expect(receipt.attributes['onceflow.outcome']).toBe('unavailable');
     expect(parentOf(send)).toBe(receipt.spanContext().spanId);
+  });
+
+  it('a trace its sampler drops records nothing and still carries the sender’s context to the handler and the record', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      sampler: new AlwaysOffSampler(),
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    recording();
+    const tracer = provider.getTracer('test');
+    let seen: string | undefined;
+    let active: string | undefined;
+    const { store, worker, receiver } = pipeline(tracer, async (_e, ctx) => {
+      seen = ctx.envelope.headers.traceparent;
+      active = trace.getActiveSpan()?.spanContext().traceId;
+    });
+    await using _ = worker;
+    await worker.start();
+    const traceId = randomBytes(16).toString('hex');
+    const traceparent = `00-${traceId}-${randomBytes(8).toString('hex')}-00`;
+    const id = `msg_${randomUUID()}`;
+    expect((await receiver.fetch(signed(id, { traceparent }))).status).toBe(202);
+    const record = await until(async () => {
+      const r = await store.get(SOURCE, id);
+      return r?.state === 'completed' && r;
+    });
+    expect(record.traceId).toBe(traceId);
+    expect(seen).toBe(traceparent);
+    expect(active, 'the handler runs in the (unsampled) trace').toBe(traceId);
+    expect(exporter.getFinishedSpans()).toEqual([]);
   });
 });
