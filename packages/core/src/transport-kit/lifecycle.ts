@@ -32,6 +32,16 @@ export interface Lifecycle<T> {
   readonly closed: boolean;
 }
 
+/** Marks the refusal after close (a registered symbol, so every installed copy of core agrees). */
+const AFTER_CLOSE = Symbol.for('onceflow.afterClose');
+
+/**
+ * True for the `TransportUnavailableError` a lifecycle throws after `close()`: unavailable for
+ * good, so not worth waiting for.
+ */
+export const isAfterClose = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[AFTER_CLOSE] === true;
+
 /**
  * @example
  * const lifecycle = createLifecycle({
@@ -47,7 +57,10 @@ export function createLifecycle<T = void>(options: LifecycleOptions<T>): Lifecyc
   let closing: Promise<void> | undefined;
 
   const assertOpen = (op: string): void => {
-    if (closing) throw new TransportUnavailableError(`${options.name}: ${op} after close`);
+    if (closing) {
+      const err = new TransportUnavailableError(`${options.name}: ${op} after close`);
+      throw Object.defineProperty(err, AFTER_CLOSE, { value: true });
+    }
   };
 
   return {

@@ -1,6 +1,7 @@
 import { isOnceflowError } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { type BackoffOptions, createBackoff } from '../transport-kit/backoff.js';
+import { isAfterClose } from '../transport-kit/lifecycle.js';
 
 /** Waits between start-up attempts while the broker is down: 200 ms doubling up to 5 s, full jitter. */
 export const START_BACKOFF: BackoffOptions = { baseDelayMs: 200, maxDelayMs: 5_000 };
@@ -14,15 +15,17 @@ export interface WaitForBrokerOptions {
   readonly backoff?: BackoffOptions | undefined;
 }
 
-/** A broker or store that does not answer now and may later: worth waiting for. */
+/** A broker or store that does not answer now and may later (not one closed for good). */
 const isUnavailable = (err: unknown): boolean =>
-  isOnceflowError(err, 'TRANSPORT_UNAVAILABLE') || isOnceflowError(err, 'STORE_UNAVAILABLE');
+  (isOnceflowError(err, 'TRANSPORT_UNAVAILABLE') || isOnceflowError(err, 'STORE_UNAVAILABLE')) &&
+  !isAfterClose(err);
 
 /**
  * Runs `attempt` until it succeeds (`true`) or `signal` aborts (`false`), waiting with backoff
  * and full jitter after each failure that says the broker or store is unavailable. Logs one
  * warning when the first attempt fails and one line when an attempt succeeds after that, not one
- * per try. Any other error (a `ConfigError`, a topology mismatch) rejects at once.
+ * per try. Any other error (a `ConfigError`, a topology mismatch, a transport already closed)
+ * rejects at once.
  *
  * @example
  * const started = await untilAvailable(() => subscribe(), { what: 'worker', logger, signal });

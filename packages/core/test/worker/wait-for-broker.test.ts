@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, TransportUnavailableError } from '../../src/index.js';
+import {
+  ConfigError,
+  TransportUnavailableError,
+  createWorker,
+  defineHandler,
+} from '../../src/index.js';
+import { createMemoryStore, createMemoryTransport } from '../../src/testing.js';
 import { untilAvailable } from '../../src/worker/wait-for-broker.js';
 
 const recordingLogger = () => {
@@ -70,5 +76,16 @@ describe('untilAvailable', () => {
     );
     setTimeout(() => stop.abort(), 20);
     await expect(waiting).resolves.toBe(false);
+  });
+});
+
+describe('a worker over a transport closed before it started', () => {
+  it('rejects instead of waiting for it', async () => {
+    const transport = createMemoryTransport();
+    await transport.close();
+    const handlers = [defineHandler({ type: 'x', handle: async () => {} })];
+    const worker = createWorker({ transport, records: createMemoryStore(), handlers });
+    await expect(worker.start()).rejects.toBeInstanceOf(TransportUnavailableError);
+    await worker.close();
   });
 });
