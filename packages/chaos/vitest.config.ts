@@ -1,4 +1,7 @@
 import { mergeConfig } from 'vitest/config';
 import { sharedConfig } from '../../vitest.shared.js';
 
-export default mergeConfig(sharedConfig, {});
+// The two fault samples mostly wait on their child processes: run both files at once.
+export default mergeConfig(sharedConfig, {
+  test: { poolOptions: { forks: { minForks: 2, maxForks: 2 } } },
+});

@@ -22,6 +22,8 @@ export interface Summary {
   readonly forgedAccepted: number;
   /** Ids the sender gave up on (never a 2xx). */
   readonly gaveUp: number;
+  /** Up to five ids the sender gave up on, with their last answers. */
+  readonly gaveUpSample: readonly string[];
   /** Handler starts beyond the first, per processed event (from the event record's history). */
   readonly redeliveryRate: number;
   readonly p50Ms: number;
@@ -55,7 +57,7 @@ export async function check(input: {
   readonly events: number;
   readonly requests: number;
   readonly accepted: ReadonlyMap<string, number>;
-  readonly gaveUp: ReadonlySet<string>;
+  readonly gaveUp: ReadonlyMap<string, readonly string[]>;
   readonly forgedAccepted: number;
   readonly rows: readonly LedgerRow[];
   readonly records: RecordStore;
@@ -96,6 +98,9 @@ export async function check(input: {
     unexpected,
     forgedAccepted: input.forgedAccepted,
     gaveUp: input.gaveUp.size,
+    gaveUpSample: [...input.gaveUp]
+      .slice(0, 5)
+      .map(([id, answers]) => `${id}: ${answers.join(' ')}`),
     redeliveryRate: processed === 0 ? 0 : Math.max(0, starts - processed) / processed,
     p50Ms: quantile(latencies, 0.5),
     p99Ms: quantile(latencies, 0.99),
@@ -126,5 +131,6 @@ export function formatSummary(s: Summary): string[] {
       .map(([k, v]) => `${k}×${v}`)
       .join(' ')}`,
     `  faults: ${s.faults.join('; ') || 'none'}`,
+    ...s.gaveUpSample.map((g) => `  gave up on ${g}`),
   ];
 }

@@ -22,8 +22,8 @@ export interface SenderOptions {
 export interface SendReport {
   /** First 2xx per event id (ms since the epoch). */
   readonly accepted: Map<string, number>;
-  /** Ids that never got a 2xx after every retry. */
-  readonly gaveUp: Set<string>;
+  /** Ids that never got a 2xx within the retry horizon, with their last answers. */
+  readonly gaveUp: Map<string, string[]>;
   readonly statuses: Map<string, number>;
   requests: number;
   /** Forged deliveries (a changed body) answered 2xx: must stay 0. */
@@ -31,7 +31,8 @@ export interface SendReport {
 }
 
 const stripe = new Stripe('sk_test_chaos');
-const MAX_ATTEMPTS = 40;
+/** A sender's retry horizon, scaled down: it keeps retrying an event this long (ms). */
+const RETRY_HORIZON_MS = 180_000;
 
 export const eventId = (runId: string, n: number) => `evt_${runId}_${n}`;
 
@@ -48,7 +49,7 @@ function body(runId: string, n: number): string {
 export function createSender(options: SenderOptions) {
   const report: SendReport = {
     accepted: new Map(),
-    gaveUp: new Set(),
+    gaveUp: new Map(),
     statuses: new Map(),
     requests: 0,
     forgedAccepted: 0,
@@ -79,9 +80,12 @@ export function createSender(options: SenderOptions) {
     const id = eventId(options.runId, n);
     const jitter = mulberry32(options.plan.seed ^ (n * 2654435761));
     const payload = body(options.runId, n);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const answers: string[] = [];
+    const giveUpAt = Date.now() + RETRY_HORIZON_MS;
+    for (let attempt = 0; Date.now() < giveUpAt; attempt++) {
       const status = await post(payload);
       count(status);
+      answers.push(status);
       if (status.startsWith('2')) {
         if (!report.accepted.has(id)) {
           report.accepted.set(id, Date.now());
@@ -93,7 +97,7 @@ export function createSender(options: SenderOptions) {
       const backoff = Math.min(2_000, 25 * 2 ** attempt);
       await new Promise((r) => setTimeout(r, backoff / 2 + jitter.next() * (backoff / 2)));
     }
-    if (!report.accepted.has(id)) report.gaveUp.add(id);
+    if (!report.accepted.has(id)) report.gaveUp.set(id, answers.slice(-8));
   };
 
   const forge = async (n: number): Promise<void> => {
