@@ -5,7 +5,9 @@ import type { Ledger } from './stack.js';
 /**
  * The demo's handlers: the same code runs on every broker. A payment event charges a customer
  * through the payments API (with `ctx.idempotencyKey`, so a redelivery never charges twice) and
- * then writes the ledger row and the processed mark in one transaction.
+ * then writes the ledger row, the processed mark and an outbound `payment.recorded` event (to the
+ * outbox) in one transaction; the dispatcher publishes that event and the same worker handles it,
+ * with a ledger row of its own.
  */
 const paymentSucceeded = z.object({
   id: z.string(),
@@ -13,6 +15,17 @@ const paymentSucceeded = z.object({
   data: z.object({
     object: z.object({ id: z.string(), amount: z.number().int().positive(), customer: z.string() }),
   }),
+});
+
+/** The outbound event's id: one per payment event (its transaction runs once). */
+export const recordedEventId = (paymentEventId: string): string => `${paymentEventId}.recorded`;
+export const OUTBOUND_SOURCE = 'demo-ledger';
+
+const paymentRecorded = z.object({
+  payment: z.string(),
+  customer: z.string(),
+  amount: z.number().int().positive(),
+  chargeId: z.string(),
 });
 
 const push = z.object({
@@ -25,6 +38,8 @@ export function demoHandlers(deps: {
   paymentsUrl: string;
   /** Called after a charge was made and before the ledger row and processed mark are written. */
   onCharged?: (() => void) | undefined;
+  /** Add the outbound `payment.recorded` event in the payment's transaction (default true). */
+  outbound?: boolean | undefined;
 }) {
   return [
     defineHandler({
@@ -46,7 +61,27 @@ export function demoHandlers(deps: {
         if (!res.ok) throw new Error(`payments API answered ${res.status}`);
         const charge = (await res.json()) as { id: string };
         deps.onCharged?.();
-        await deps.ledger.record(ctx, { amount, chargeId: charge.id });
+        await deps.ledger.record(ctx, {
+          amount,
+          chargeId: charge.id,
+          outbound:
+            deps.outbound === false
+              ? undefined
+              : {
+                  id: recordedEventId(ctx.envelope.id),
+                  source: OUTBOUND_SOURCE,
+                  type: 'payment.recorded',
+                  key: customer,
+                  payload: { payment: ctx.envelope.id, customer, amount, chargeId: charge.id },
+                },
+        });
+      },
+    }),
+    defineHandler({
+      type: 'payment.recorded',
+      schema: paymentRecorded,
+      handle: async (event, ctx) => {
+        await deps.ledger.record(ctx, { amount: event.amount, chargeId: event.chargeId });
       },
     }),
     defineHandler({

@@ -3,7 +3,8 @@
  *
  * Sends signed Stripe and GitHub deliveries (duplicates, concurrent retries, out of order, forged
  * and poison ones) through the receiver to a worker that is killed mid-batch, then prints what
- * happened. Exits 1 unless lost = 0, doubled = 0 and every poison event was dead-lettered.
+ * happened. Exits 1 unless lost = 0, outboundLost = 0, doubled = 0 and every poison event was
+ * dead-lettered.
  */
 import { parseArgs } from 'node:util';
 import { runDemo } from './run.js';
@@ -36,7 +37,11 @@ const log = (line: string) => {
 };
 
 const summary = await runDemo({ broker: values.broker, events, kill: !values['no-kill'], log });
-const ok = summary.lost === 0 && summary.doubled === 0 && summary.poisonNotDeadLettered === 0;
+const ok =
+  summary.lost === 0 &&
+  summary.outboundLost === 0 &&
+  summary.doubled === 0 &&
+  summary.poisonNotDeadLettered === 0;
 if (values.json) {
   console.log(JSON.stringify(summary));
 } else {
@@ -46,7 +51,7 @@ if (values.json) {
   console.log(
     ok
       ? '\nOK: nothing lost, nothing doubled.'
-      : '\nFAILED: see lost / doubled / poisonNotDeadLettered above.',
+      : '\nFAILED: see lost / outboundLost / doubled / poisonNotDeadLettered above.',
   );
 }
 process.exit(ok ? 0 : 1);

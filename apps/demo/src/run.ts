@@ -18,6 +18,7 @@ import {
   shutdown,
   stripe,
 } from '@onceflow/core';
+import { recordedEventId } from './handlers.js';
 import { startPaymentsApi } from './payments.js';
 import { runSender } from './sender.js';
 import { openStack } from './stack.js';
@@ -38,6 +39,11 @@ export interface DemoOptions {
   /** Send the three poison events (default true). */
   readonly poison?: boolean | undefined;
   /**
+   * The outbound step (default true): each payment's transaction also adds a `payment.recorded`
+   * event to the outbox, which the worker process's dispatcher publishes and the worker handles.
+   */
+  readonly outbound?: boolean | undefined;
+  /**
    * Called once every accepted event is completed or dead-lettered, before anything closes, with
    * the `/metrics` URLs of the receiver process and of the current worker process.
    */
@@ -49,6 +55,7 @@ const workerEntry = fileURLToPath(new URL('./worker-process.ts', import.meta.url
 
 function forkWorker(
   args: string[],
+  outbound: boolean,
   onSuppressed: (n: number) => void,
   onHeap: (n: number) => void,
   dieAt: string | undefined,
@@ -56,7 +63,7 @@ function forkWorker(
   const child = fork(workerEntry, args, {
     execArgv: ['--conditions=@onceflow/source', '--import', 'tsx', '--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: { ...process.env, DEMO_DIE_AT: dieAt ?? '' },
+    env: { ...process.env, DEMO_DIE_AT: dieAt ?? '', DEMO_OUTBOUND: outbound ? '1' : '0' },
   });
   return new Promise((resolve, reject) => {
     child.on('message', (m: { kind: string; count?: number; heapUsed?: number; url?: string }) => {
@@ -129,6 +136,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   // Heap samples (after GC) of the current worker process; a new process starts a new series.
   let heapSamples: number[] = [];
   const workerArgs = [options.broker, dir, runId, payments.url];
+  const outbound = options.outbound ?? true;
   let generation = 0;
   let kills = 0;
   let stopping = false;
@@ -138,6 +146,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     heapSamples = [];
     const { child, metricsUrl } = await forkWorker(
       workerArgs,
+      outbound,
       (n) => {
         workerSuppressed += n;
       },
@@ -199,7 +208,12 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
       // From the event record: every accepted event completed or dead-lettered.
       const done = await idsInState(stack.records, 'completed');
       const dead = await idsInState(stack.records, 'dead-lettered');
-      return [...sent.accepted].every((id) => done.has(id) || dead.has(id));
+      // and the outbound event of every charged payment, from the outbox, completed too
+      const recorded = outbound ? [...payments.chargesByEvent().keys()].map(recordedEventId) : [];
+      return (
+        [...sent.accepted].every((id) => done.has(id) || dead.has(id)) &&
+        recorded.every((id) => done.has(id))
+      );
     },
     120_000,
   );
@@ -220,6 +234,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     throw new Error(`the receiver did not shut down cleanly: ${JSON.stringify(left)}`);
 
   const summary = await summarise({
+    outbound,
     sent,
     stack,
     metrics,

@@ -1,12 +1,23 @@
-import type { HandlerContext, Inbox, RecordStore, Transport } from '@onceflow/core';
+import type {
+  HandlerContext,
+  Inbox,
+  OutboxEvent,
+  OutboxStore,
+  RecordStore,
+  Transport,
+} from '@onceflow/core';
 
 /**
  * The demo's side-effect ledger. Its table has NO unique constraint on the event id, so a double
  * would show as two rows; `record` writes the row and the processed mark (under the handler's
- * processing lease, from its `ctx`) in one transaction, which is what makes it effectively-once.
+ * processing lease, from its `ctx`) in one transaction, which is what makes it effectively-once;
+ * an `outbound` event is added to the stack's outbox in that same transaction.
  */
 export interface Ledger {
-  record(ctx: HandlerContext, entry: { amount: number | null; chargeId: string }): Promise<void>;
+  record(
+    ctx: HandlerContext,
+    entry: { amount: number | null; chargeId: string; outbound?: OutboxEvent | undefined },
+  ): Promise<void>;
   /** Ledger rows per event id. */
   rowsByEvent(): Promise<Map<string, number>>;
 }
@@ -19,6 +30,8 @@ export interface Stack {
   readonly records: RecordStore;
   readonly transport: Transport;
   readonly ledger: Ledger;
+  /** The outbox beside the ledger: the worker process's dispatcher publishes it on `transport`. */
+  readonly outbox: OutboxStore;
   close(): Promise<void>;
 }
 

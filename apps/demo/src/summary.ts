@@ -1,4 +1,5 @@
 import type { EventState, PrometheusMetrics, RecordStore } from '@onceflow/core';
+import { recordedEventId } from './handlers.js';
 import type { PaymentsApi } from './payments.js';
 import type { SendReport } from './sender.js';
 import type { Stack } from './stack.js';
@@ -14,8 +15,15 @@ export interface Summary {
   readonly rejected: number;
   /** Duplicates that caused no work: at the inbox plus at the worker's guard on the record. */
   readonly duplicatesSuppressed: number;
-  /** Events the event record says completed. */
+  /** Accepted events the event record says completed. */
   readonly processed: number;
+  /** Outbound `payment.recorded` events (from the outbox) the event record says completed (0 with the step off). */
+  readonly outboundProcessed: number;
+  /**
+   * Charged payments whose outbound event is not completed with its ledger row (must be 0). Their
+   * ledger rows count in `doubled` like every event's.
+   */
+  readonly outboundLost: number;
   /** Events the event record holds as dead letters. */
   readonly deadLettered: number;
   /** Accepted events the record holds neither completed nor dead-lettered. */
@@ -58,6 +66,7 @@ export async function idsInState(records: RecordStore, state: EventState): Promi
 const mib = (bytes: number): number => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
 export async function summarise(input: {
+  outbound: boolean;
   sent: SendReport;
   stack: Stack;
   metrics: PrometheusMetrics;
@@ -77,6 +86,13 @@ export async function summarise(input: {
   const doubledIds = new Set<string>();
   for (const [id, n] of rows) if (n > 1) doubledIds.add(id);
   for (const [id, n] of payments.chargesByEvent()) if (n > 1) doubledIds.add(id);
+  let outboundLost = 0;
+  let outboundProcessed = 0;
+  for (const payment of input.outbound ? payments.chargesByEvent().keys() : []) {
+    const id = recordedEventId(payment);
+    if (completed.has(id)) outboundProcessed++;
+    if (!completed.has(id) || !rows.has(id)) outboundLost++;
+  }
   let poisonNotDeadLettered = 0;
   for (const id of sent.poison) if (!deadIds.has(id)) poisonNotDeadLettered++;
   let charges = 0;
@@ -87,7 +103,9 @@ export async function summarise(input: {
     accepted: sent.accepted.size,
     rejected: sent.statuses.get(401) ?? 0,
     duplicatesSuppressed: (await sum(metrics.duplicatesSuppressed)) + input.workerSuppressed,
-    processed: completed.size,
+    processed: [...completed].filter((id) => sent.accepted.has(id)).length,
+    outboundProcessed,
+    outboundLost,
     deadLettered: deadIds.size,
     lost,
     doubled: doubledIds.size,

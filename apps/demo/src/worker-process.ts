@@ -13,12 +13,14 @@ import type { AddressInfo } from 'node:net';
 import {
   createMetrics,
   createMetricsHandler,
+  createOutboxDispatcher,
   createProbes,
   createWorker,
   drainOnSignal,
   type RecordStore,
 } from '@onceflow/core';
 import { demoHandlers } from './handlers.js';
+import { DEMO_LOCK_MS } from './lock.js';
 import { openStack } from './stack.js';
 
 async function main(): Promise<void> {
@@ -54,10 +56,26 @@ async function main(): Promise<void> {
   const worker = createWorker({
     transport: stack.transport,
     records: dieAt === 'dead-letter' ? records : stack.records,
-    handlers: demoHandlers({ ledger: stack.ledger, paymentsUrl, onCharged: dieOn('charge') }),
+    handlers: demoHandlers({
+      ledger: stack.ledger,
+      paymentsUrl,
+      onCharged: dieOn('charge'),
+      outbound: process.env.DEMO_OUTBOUND !== '0',
+    }),
     concurrency: 8,
     retry: { maxAttempts: 4, baseDelayMs: 50, maxDelayMs: 400 },
     shutdownTimeoutMs: 5000,
+    metrics,
+  });
+
+  // The outbound events the payment handler added to the outbox, published on the same transport
+  // for this worker (or its successor: a killed dispatcher's lease runs out like its worker's lock).
+  const dispatcher = createOutboxDispatcher({
+    outbox: stack.outbox,
+    transport: stack.transport,
+    leaseMs: DEMO_LOCK_MS,
+    pollIntervalMs: 50,
+    retryMaxDelayMs: 1000,
     metrics,
   });
 
@@ -90,7 +108,7 @@ async function main(): Promise<void> {
   const drain = drainOnSignal({
     worker,
     servers: [server],
-    close: [() => clearInterval(timer), report, stack],
+    close: [() => clearInterval(timer), report, dispatcher, stack],
     signals: ['SIGTERM'],
     exit: false,
     onDrained: () => process.disconnect?.(),
@@ -99,6 +117,7 @@ async function main(): Promise<void> {
     if (m.kind === 'stop') void drain.shutdown();
   });
   await worker.start();
+  dispatcher.start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
   process.send?.({ kind: 'ready', url, heapUsed: process.memoryUsage().heapUsed });
   // Heap after a full GC (the demo forks with --expose-gc), so samples compare live memory only.

@@ -23,6 +23,9 @@ describe.each(brokers)('demo on %s: %s', (broker) => {
     expect(summary.poisonNotDeadLettered).toBe(0);
     expect(summary.deadLettered).toBe(3);
     expect(summary.processed).toBe(160 + 40);
+    // every charged payment's outbound event, from the outbox, handled once
+    expect(summary.outboundLost).toBe(0);
+    expect(summary.outboundProcessed).toBe(160);
     expect(summary.duplicatesSuppressed).toBeGreaterThan(0);
     expect(summary.rejected).toBeGreaterThan(0);
     expect(summary.chargesMade).toBe(160);
@@ -45,6 +48,8 @@ describe.each(brokers)('demo on %s: %s', (broker) => {
     expect(summary.doubled).toBe(0);
     expect(summary.deadLettered).toBe(3);
     expect(summary.processed).toBe(160 + 40);
+    expect(summary.outboundLost).toBe(0);
+    expect(summary.outboundProcessed).toBe(160);
     expect(summary.chargesMade).toBe(160);
   }, 180_000);
 });

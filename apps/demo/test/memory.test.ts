@@ -9,6 +9,8 @@ describe('demo worker memory', () => {
       broker: 'embedded',
       events: 10_000,
       kill: false,
+      // The heap over the inbound path; the outbound step has its own tests (demo.test.ts).
+      outbound: false,
       log: () => {},
     });
     expect(summary.lost).toBe(0);

@@ -6,7 +6,8 @@ import type { Ledger, Stack, StackOptions } from '../stack.js';
 
 /**
  * The embedded default: inbox, queue and the demo's ledger in one SQLite file. The ledger row and
- * the processed mark are written in one SQLite transaction.
+ * the processed mark are written in one SQLite transaction, with the outbound event in the
+ * file's outbox.
  */
 export async function embeddedStack(options: StackOptions): Promise<Stack> {
   const embedded = createEmbedded({ path: join(options.dir, 'onceflow.db') });
@@ -20,14 +21,15 @@ export async function embeddedStack(options: StackOptions): Promise<Stack> {
   const insert = db.prepare(
     'INSERT INTO demo_ledger (event_id, source, type, amount, charge_id, written_at) VALUES (?, ?, ?, ?, ?, ?)',
   );
-  const write = db.transaction((ctx: HandlerContext, amount: number | null, chargeId: string) => {
+  const write = db.transaction((ctx: HandlerContext, entry: Parameters<Ledger['record']>[1]) => {
     const e = ctx.envelope;
-    insert.run(e.id, e.source, e.type, amount, chargeId, Date.now());
+    insert.run(e.id, e.source, e.type, entry.amount, entry.chargeId, Date.now());
     markProcessedInTransaction(db, ctx);
+    if (entry.outbound) embedded.outbox.add(db, entry.outbound);
   });
   const ledger: Ledger = {
     record: async (ctx, entry) => {
-      write.immediate(ctx, entry.amount, entry.chargeId);
+      write.immediate(ctx, entry);
     },
     rowsByEvent: async () => {
       const rows = db
@@ -45,6 +47,7 @@ export async function embeddedStack(options: StackOptions): Promise<Stack> {
     records: embedded.records,
     transport: embedded.transport(`demo-${options.runId}`, { lockMs: DEMO_LOCK_MS }),
     ledger,
+    outbox: embedded.outbox,
     close: () => embedded.close(),
   };
 }

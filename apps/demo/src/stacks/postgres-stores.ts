@@ -1,5 +1,10 @@
-import type { Inbox, RecordStore, Transport } from '@onceflow/core';
-import { createPostgresInbox, markProcessed, migrate } from '@onceflow/inbox-postgres';
+import type { Inbox, OutboxStore, RecordStore, Transport } from '@onceflow/core';
+import {
+  createPostgresInbox,
+  createPostgresOutbox,
+  markProcessed,
+  migrate,
+} from '@onceflow/inbox-postgres';
 import pg from 'pg';
 import type { Ledger, Stack, StackOptions } from '../stack.js';
 
@@ -8,6 +13,7 @@ export interface PostgresStores {
   readonly inbox: Inbox;
   readonly records: RecordStore;
   readonly ledger: Ledger;
+  readonly outbox: OutboxStore;
   /** Ends the pool; the run's owner also drops the run's schema. */
   close(): Promise<void>;
 }
@@ -18,7 +24,7 @@ export const demoPgUrl = (): string =>
 /**
  * Opens the run's schema (`demo_<runId>`, created on first use) with the inbox table and a ledger
  * table that has NO unique constraint on the event id. `record` writes the ledger row and the
- * processed mark in one transaction.
+ * processed mark in one transaction, and the outbound event in the outbox beside them.
  */
 export async function openPostgresStores(options: StackOptions): Promise<PostgresStores> {
   const pool = new pg.Pool({ connectionString: demoPgUrl(), max: 8 });
@@ -29,6 +35,7 @@ export async function openPostgresStores(options: StackOptions): Promise<Postgre
     event_id TEXT NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL,
     amount BIGINT, charge_id TEXT NOT NULL, written_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
   const store = createPostgresInbox({ pool, schema });
+  const outbox = createPostgresOutbox({ pool, schema });
 
   const ledger: Ledger = {
     async record(ctx, entry) {
@@ -41,6 +48,7 @@ export async function openPostgresStores(options: StackOptions): Promise<Postgre
           `INSERT INTO "${schema}".demo_ledger (event_id, source, type, amount, charge_id) VALUES ($1, $2, $3, $4, $5)`,
           [envelope.id, envelope.source, envelope.type, entry.amount, entry.chargeId],
         );
+        if (entry.outbound) await outbox.add(client, entry.outbound);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {});
@@ -61,6 +69,7 @@ export async function openPostgresStores(options: StackOptions): Promise<Postgre
     inbox: store,
     records: store,
     ledger,
+    outbox,
     async close() {
       if (options.owner) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await pool.end();
@@ -90,6 +99,7 @@ export function stackOnPostgres(parts: {
     records: stores.records,
     transport,
     ledger: stores.ledger,
+    outbox: stores.outbox,
     async close() {
       try {
         await transport.close();
