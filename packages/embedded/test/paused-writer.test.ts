@@ -105,6 +105,25 @@ describe('the embedded store under a paused writer', () => {
     expect(row).toEqual({ v: MIGRATIONS.length });
   }, 60_000);
 
+  it('a transport’s start() sweeps a backlog of expired dedupe tombstones larger than one statement’s batch', async () => {
+    await using embedded = createEmbedded({ path: tempDbPath(), dedupeWindowMs: 1_000 });
+    await embedded.start();
+    const insert = embedded.db.prepare(
+      `INSERT INTO onceflow_messages (queue, dedupe_key, state, visible_at, published_at, done_at)
+       VALUES ('q', ?, 'done', 0, 0, ?)`,
+    );
+    const old = Date.now() - 60_000;
+    embedded.db.transaction(() => {
+      for (let i = 0; i < 2_500; i++) insert.run(`k${i}`, old);
+      insert.run('recent', Date.now());
+    })();
+    await embedded.transport('q').start();
+    const left = embedded.db
+      .prepare(`SELECT dedupe_key AS key FROM onceflow_messages WHERE queue = 'q'`)
+      .all();
+    expect(left).toEqual([{ key: 'recent' }]);
+  });
+
   it('start() gives up with StoreUnavailableError after startTimeoutMs', async () => {
     const path = tempDbPath();
     const writer = await pausedWriter(path);

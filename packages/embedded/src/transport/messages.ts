@@ -42,6 +42,9 @@ const CLAIM_SQL = `
 /** The row is still leased to this token and the lease has not expired (expired is lost). */
 const OWNED = `seq = ? AND lease_token = ? AND state = 'queued' AND visible_at > ?`;
 
+/** Dedupe tombstones deleted per statement by `sweep`. */
+const SWEEP_BATCH = 1_000;
+
 /**
  * The SQL of one queue's messages. Every method that changes a row is a single statement or one
  * IMMEDIATE transaction, so across processes sharing the file a message is leased by at most one
@@ -151,9 +154,19 @@ export function createMessageStore(handle: DatabaseHandle, queue: string) {
     /** Deletes dedupe tombstones older than the window. Returns how many. */
     sweep(windowMs: number): number {
       if (!Number.isFinite(windowMs)) return 0;
-      return handle
-        .stmt(`DELETE FROM onceflow_messages WHERE queue = ? AND state = 'done' AND done_at < ?`)
-        .run(queue, Date.now() - windowMs).changes;
+      // A batch per statement, so a long backlog of tombstones never holds the write lock long.
+      const batch = handle.stmt(
+        `DELETE FROM onceflow_messages WHERE seq IN (
+           SELECT seq FROM onceflow_messages
+           WHERE queue = ? AND state = 'done' AND done_at < ? LIMIT ?)`,
+      );
+      const cutoff = Date.now() - windowMs;
+      let deleted = 0;
+      for (;;) {
+        const { changes } = batch.run(queue, cutoff, SWEEP_BATCH);
+        deleted += changes;
+        if (changes < SWEEP_BATCH) return deleted;
+      }
     },
   };
 }
