@@ -7,6 +7,7 @@ import type { ScenarioContext, ScenarioGroup } from './scenario.js';
 import { backlogScenarios, hasBacklog } from './scenarios/backlog.js';
 import { concurrencyScenarios } from './scenarios/concurrency.js';
 import { deadLetterScenarios } from './scenarios/dead-letters.js';
+import { delayScenarios } from './scenarios/delays.js';
 import { dedupeScenarios } from './scenarios/dedupe.js';
 import { deliveryScenarios } from './scenarios/delivery.js';
 import { healthCheckScenarios } from './scenarios/health-check.js';
@@ -21,6 +22,7 @@ const groups: readonly ScenarioGroup[] = [
   dedupeScenarios,
   lockScenarios,
   retryScenarios,
+  delayScenarios,
   deadLetterScenarios,
   concurrencyScenarios,
   lifecycleScenarios,

@@ -15,7 +15,7 @@ const deadLettersOf = (transport: Transport): BrokerDeadLetters => {
 };
 
 const movesPastLimit = (limit: number): TransportScenario => ({
-  name: `after deliveryLimit (${limit}) deliveries a message moves to the broker’s dead letters, read back whole by consumeDeadLetters`,
+  name: `after deliveryLimit (${limit}) deliveries a message moves to the broker’s dead letters, read back whole by consumeDeadLetters with attempt ${limit} (the deliveries it had)`,
   proves: ['deliveryLimit'],
   async run({ fixture, t }) {
     await using fx = await fixture();
@@ -32,6 +32,7 @@ const movesPastLimit = (limit: number): TransportScenario => ({
     const got = letter.delivery.envelope;
     expect({ ...got, payload: undefined }).toEqual({ ...event, payload: undefined });
     expect(sameBytes(got.payload, event.payload), 'payload bytes kept').toBe(true);
+    expect(letter.attempt, 'a dead letter’s attempt: the deliveries it had').toBe(limit);
     await sleep(t.quietMs);
     expect(spy.count('received', event.id), 'no delivery past the limit').toBe(limit);
     await sub.close();
