@@ -1,7 +1,7 @@
-import { expectAnswersWhileBrokerDown } from '@onceflow/conformance';
+import { expectAnswersWhileBrokerDown, workerWaitsForBroker } from '@onceflow/conformance';
 import { type RedisServer, startRedisServer } from '@onceflow/test-servers';
 import { DEFAULT_PUBLISH_TIMEOUT_MS } from '@onceflow/core/kit';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBullmqTransport } from '../src/index.js';
 
 // A Redis of this test's own (port 6411); the shared one on 6379 is never stopped.
@@ -42,5 +42,18 @@ describe('bullmq with Redis down', () => {
       down: () => redis.kill(),
       up: () => redis.start(),
     });
+  }, 120_000);
+
+  it('a worker started while Redis is down waits and handles what is published once Redis is back', async () => {
+    const transport = transportOf('late');
+    await redis.kill();
+    const seen = await workerWaitsForBroker({ transport, startBroker: () => redis.start() });
+    console.info(
+      `bullmq: a worker started while Redis was down handled its first event ${seen.handledAfterMs} ms after Redis started (${seen.warnings} warnings)`,
+    );
+    // The first connect waits inside ioredis (which logs the outage once on the transport's
+    // logger), so start() waits without failing and the worker has nothing to log.
+    expect(seen).toMatchObject({ waitedForBroker: true, warnings: 0 });
+    await transport.close();
   }, 120_000);
 });
