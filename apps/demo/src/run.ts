@@ -15,8 +15,10 @@ import {
   createRelay,
   createStoreMonitor,
   github,
+  type RecordStore,
   shutdown,
   stripe,
+  type Transport,
 } from '@onceflow/core';
 import { recordedEventId } from './handlers.js';
 import { startPaymentsApi } from './payments.js';
@@ -48,6 +50,13 @@ export interface DemoOptions {
    * the `/metrics` URLs of the receiver process and of the current worker process.
    */
   readonly beforeClose?: ((metricsUrls: readonly string[]) => Promise<void>) | undefined;
+  /**
+   * Called with the run's record store and transport after the summary, before they close (the
+   * workers have stopped): `pnpm demo --console` serves the console over them from here.
+   */
+  readonly afterRun?:
+    | ((stores: { records: RecordStore; transport: Transport; summary: Summary }) => Promise<void>)
+    | undefined;
   readonly log: (line: string) => void;
 }
 
@@ -117,7 +126,8 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   const serveMetrics = createMetricsHandler(metrics);
   const probes = createProbes({ store: stack.inbox, transport: stack.transport, receiver });
   const receive = receiver.nodeHandler();
-  const server = createServer((req, res) => {
+  // serverOptions: the receiver's header deadline (408 for a client that never finishes them).
+  const server = createServer(receiver.serverOptions, (req, res) => {
     if (req.url === '/metrics') void serveMetrics.node(req, res);
     else if (req.url === '/healthz') void probes.live.node(req, res);
     else if (req.url === '/readyz') void probes.ready.node(req, res);
@@ -243,6 +253,7 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     kills,
     heapSamples,
   });
+  await options.afterRun?.({ records: stack.records, transport: stack.transport, summary });
   await payments.close();
   await stack.close();
   return summary;

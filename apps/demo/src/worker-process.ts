@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const records: RecordStore = {
     begin: (envelope, o) => r.begin(envelope, o),
     extend: (source, id, token, ms) => r.extend(source, id, token, ms),
-    complete: (source, id, token) => r.complete(source, id, token),
+    complete: (source, id, token, options) => r.complete(source, id, token, options),
     release: (source, id, token) => r.release(source, id, token),
     scheduleRetry: (source, id, token, retry) => r.scheduleRetry(source, id, token, retry),
     async deadLetter(envelope, token, fields) {
