@@ -180,7 +180,10 @@ and redrive too when --to names the transport the workers consume. Every action 
 first and is recorded in each record's history as console:cli. The config file's console
 section sets port, host, basePath and write.`,
     options: [
-      ['--port N', 'the port to listen on (default 8088, 0: any free one); env ONCEFLOW_CONSOLE_PORT'],
+      [
+        '--port N',
+        'the port to listen on (default 8088, 0: any free one); env ONCEFLOW_CONSOLE_PORT',
+      ],
       ['--host ADDR', 'the address to listen on (default 127.0.0.1); env ONCEFLOW_CONSOLE_HOST'],
       ['--base-path PATH', 'the path it answers under (default /); env ONCEFLOW_CONSOLE_BASE_PATH'],
       ['--write', 'allow redrive and purge (default read-only); env ONCEFLOW_CONSOLE_WRITE=true'],
