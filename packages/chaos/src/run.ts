@@ -81,6 +81,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   // Receivers: each generation takes the next kill point; one that died is replaced.
   let receiverGen = 0;
   let receiver: Child | undefined;
+  const killedByHarness = new WeakSet<Child>();
   let receiverReady: Promise<void> = Promise.resolve();
   const spawnReceiver = async (): Promise<void> => {
     const die = plan.receivers[receiverGen++];
@@ -95,9 +96,10 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     receiver = child;
     void child.exited.then((how) => {
       if (stopping || receiver !== child) return;
-      faults.push(
-        `receiver ended (${how})${how === 'SIGKILL' && die ? ` at ${die.point} #${die.after} or by the harness` : ''}`,
-      );
+      const by = killedByHarness.has(child)
+        ? 'killed by the harness'
+        : `kill point ${die ? `${die.point} #${die.after}` : 'none'}`;
+      faults.push(`receiver ended (${how}, ${by})`);
       receiverReady = spawnReceiver().catch((err) => log(`  receiver restart failed: ${err}`));
     });
   };
@@ -134,8 +136,11 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     const share = accepted / events;
     if (!killedReceiver && share >= plan.receiverKillAt) {
       killedReceiver = true;
-      faults.push(`harness SIGKILLed the receiver at ${accepted} accepted`);
-      receiver?.process.kill('SIGKILL');
+      faults.push(`the harness SIGKILLs the receiver at ${accepted} accepted`);
+      if (receiver) {
+        killedByHarness.add(receiver);
+        receiver.process.kill('SIGKILL');
+      }
     }
     while (restarts.length && share >= (restarts[0]?.at ?? 1)) {
       const r = restarts.shift() as { at: number; downMs: number };
