@@ -39,7 +39,9 @@ describe('demo --console', () => {
     });
     expect(summary.lost).toBe(0);
     expect(seen.anonymous).toBe('401');
-    expect(seen.overview, seen.overview).toMatch(/data-state="dead-lettered">dead-lettered<b>3<\/b>/);
+    expect(seen.overview, seen.overview).toMatch(
+      /data-state="dead-lettered">dead-lettered<b>3<\/b>/,
+    );
     expect(seen.deadLetters).toContain('data-total="3"');
   }, 180_000);
 });
