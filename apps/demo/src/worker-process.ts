@@ -30,6 +30,7 @@ async function main(): Promise<void> {
   const stack = await openStack(broker, { dir, runId });
   const metrics = createMetrics();
   const [dieAt, dieAfter] = (process.env.DEMO_DIE_AT ?? '').split(':');
+  const outbound = process.env.DEMO_OUTBOUND !== '0';
   const dieOn = (point: string) => {
     let seen = 0;
     return () => {
@@ -60,7 +61,7 @@ async function main(): Promise<void> {
       ledger: stack.ledger,
       paymentsUrl,
       onCharged: dieOn('charge'),
-      outbound: process.env.DEMO_OUTBOUND !== '0',
+      outbound,
     }),
     concurrency: 8,
     retry: { maxAttempts: 4, baseDelayMs: 50, maxDelayMs: 400 },
@@ -117,7 +118,7 @@ async function main(): Promise<void> {
     if (m.kind === 'stop') void drain.shutdown();
   });
   await worker.start();
-  dispatcher.start();
+  if (outbound) dispatcher.start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
   process.send?.({ kind: 'ready', url, heapUsed: process.memoryUsage().heapUsed });
   // Heap after a full GC (the demo forks with --expose-gc), so samples compare live memory only.
