@@ -21,7 +21,8 @@ const movesPastLimit = (limit: number): TransportScenario => ({
     await using fx = await fixture();
     const event = testEnvelope({ payload: NON_UTF8_BYTES, key: 'k-1' });
     const spy = createHandlerSpy((d) => d.retry({ delayMs: 0 }), { timeoutMs: t.deliveryMs });
-    await fx.consume(spy.handler('work'), { concurrency: 1 });
+    // Room for a second handler: a message moved to the dead letters must not be delivered again.
+    await fx.consume(spy.handler('work'), { concurrency: 2 });
     await fx.publish(event);
     await spy.waitFor(event.id, 'retried', { attempt: limit, timeoutMs: t.deliveryMs * 4 });
     const letters = createHandlerSpy((d) => d.ack(), { timeoutMs: t.deliveryMs * 2 });
