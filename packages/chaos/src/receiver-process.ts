@@ -82,6 +82,8 @@ async function main(): Promise<void> {
   process.on('message', (m: { kind?: string }) => {
     if (m.kind === 'stop') void stop();
   });
+  // The harness is gone (it crashed or its test timed out): leave nothing running.
+  process.on('disconnect', () => process.exit(1));
 }
 
 main().catch((err: unknown) => {

@@ -92,6 +92,8 @@ async function main(): Promise<void> {
   process.on('message', (m: { kind?: string }) => {
     if (m.kind === 'stop') void stop();
   });
+  // The harness is gone (it crashed or its test timed out): leave nothing running.
+  process.on('disconnect', () => process.exit(1));
   await worker.start();
   process.send?.({ kind: 'ready' });
 }

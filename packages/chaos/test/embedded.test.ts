@@ -8,7 +8,7 @@ import { runOnce } from '../src/run.js';
  * point and a SIGSTOP past the lock. With the same-transaction helper nothing is lost or doubled.
  */
 it('embedded default, same-transaction helper: lost 0, doubled 0 under kills and a SIGSTOP', async () => {
-  const events = 100;
+  const events = 80;
   await using broker = await startBroker('embedded');
   const summary = await runOnce({
     stack: 'embedded',

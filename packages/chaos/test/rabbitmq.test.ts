@@ -9,7 +9,7 @@ import { runOnce } from '../src/run.js';
  * events accepted. With the same-transaction helper nothing is lost or doubled.
  */
 it('RabbitMQ, same-transaction helper: lost 0, doubled 0 under kills, a SIGSTOP and two broker restarts', async () => {
-  const events = 100;
+  const events = 80;
   await using broker = await startBroker('rabbitmq');
   const summary = await runOnce({
     stack: 'rabbitmq',
