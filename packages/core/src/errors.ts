@@ -25,6 +25,7 @@
  * | `WIRE_FORMAT` | decoders | message is not a v1 envelope: dead-lettered |
  * | `CONFIG` | factories, start-up checks | refuses to start |
  * | `USAGE` | stores and helpers called wrongly by code | a programming error: dead-lettered at once, never retried |
+ * | `REVIEW` | handlers (`defineTransitions(…).check`) | a state change the event may not make: dead-lettered at once, reason `review: …` |
  * | `INTERNAL` | the normaliser | anything else that was thrown |
  */
 export type ErrorCode =
@@ -41,6 +42,7 @@ export type ErrorCode =
   | 'WIRE_FORMAT'
   | 'CONFIG'
   | 'USAGE'
+  | 'REVIEW'
   | 'INTERNAL';
 
 /** Marks an `OnceflowError` from any installed copy of core (a registered symbol is shared). */
@@ -187,6 +189,26 @@ export class UsageError extends OnceflowError {
   }
 }
 
+/**
+ * Thrown by a handler: applying this event would make a state change that is not allowed (an
+ * `approved` order asked to go back to `pending`). Retrying cannot fix it and overwriting newer
+ * state would be wrong, so the worker dead-letters it at once with the reason
+ * `review: <message>`, for a person to look at (`onceflow dead-letters list --reason review`).
+ * `defineTransitions(…).check(from, to)` throws it with `from` and `to` set.
+ */
+export class ReviewError extends OnceflowError {
+  static override readonly code = 'REVIEW' as const;
+  /** The state the record was in, when a transition check threw it. */
+  readonly from: string | undefined;
+  /** The state the event asked for, when a transition check threw it. */
+  readonly to: string | undefined;
+  constructor(message: string, transition?: { readonly from: string; readonly to: string }) {
+    super('REVIEW', message);
+    this.from = transition?.from;
+    this.to = transition?.to;
+  }
+}
+
 /** The class each code is raised as; `INTERNAL` errors are the base class. */
 export interface ErrorByCode {
   NON_RETRYABLE: NonRetryableError;
@@ -202,6 +224,7 @@ export interface ErrorByCode {
   WIRE_FORMAT: WireFormatError;
   CONFIG: ConfigError;
   USAGE: UsageError;
+  REVIEW: ReviewError;
   INTERNAL: OnceflowError;
 }
 

@@ -19,6 +19,7 @@ export {
   OnceflowError,
   PayloadTooLargeError,
   RetryLaterError,
+  ReviewError,
   SchemaError,
   SignatureError,
   StoreUnavailableError,
@@ -54,6 +55,7 @@ export type {
 export type {
   BeginOptions,
   BeginResult,
+  CompleteOptions,
   DeadLetterFields,
   EventRecord,
   EventState,
@@ -64,7 +66,16 @@ export type {
   RecordQuery,
   RecordStore,
 } from './contracts/records.js';
-export { EVENT_STATES, HISTORY_LIMIT, isEventState } from './contracts/records.js';
+export { EVENT_STATES, HISTORY_LIMIT, NOTE_LIMIT, isEventState } from './contracts/records.js';
+
+// Stale events and transitions: the position a store's applyIfNewer compares, allowed moves
+export type { AppliedPosition } from './stale/position.js';
+export {
+  type StateOf,
+  type TransitionMap,
+  type Transitions,
+  defineTransitions,
+} from './stale/transitions.js';
 export type {
   HandshakeResponse,
   IncomingWebhook,

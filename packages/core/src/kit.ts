@@ -31,6 +31,10 @@ export {
   pageSize,
 } from './records/cursor.js';
 export { traceIdOf } from './records/trace-id.js';
+export { completedNote } from './stale/note.js';
+
+// Stale-event guards (applyIfNewer in each SQL store): the same checks, order and note
+export { type Position, staleNote, toPosition } from './stale/position.js';
 
 // Outbox stores: the envelope of an added event, its id chosen once
 export { outboxEnvelope } from './outbox/event.js';

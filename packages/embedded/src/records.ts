@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type BeginOptions, type Envelope, type RecordStore, UsageError } from '@onceflow/core';
-import { encodeEnvelope, positiveMs, traceIdOf } from '@onceflow/core/kit';
+import { completedNote, encodeEnvelope, positiveMs, traceIdOf } from '@onceflow/core/kit';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
 import { appendHistory, entryJson, withAttempt, withFields } from './history.js';
@@ -137,10 +137,10 @@ export function createSqliteRecordStore(handle: DatabaseHandle): Omit<RecordStor
         return run(sql, { source, id, token, expires }).changes === 1;
       });
     },
-    complete: (source, id, token) =>
+    complete: (source, id, token, options) =>
       asStore('complete', () => {
         const now = Date.now();
-        const entry = entryJson(now, { state: 'completed' });
+        const entry = entryJson(now, { state: 'completed', note: completedNote(options?.note) });
         run(leave(`state = 'completed', next_attempt_at = NULL`), {
           source,
           id,

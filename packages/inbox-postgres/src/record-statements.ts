@@ -64,12 +64,15 @@ export function recordStatements(n: InboxNames) {
       `UPDATE ${t} SET proc_expires_at = ${inMs('$4')}
        WHERE source = $1 AND id = $2 AND proc_token = $3 AND state = 'processing' RETURNING 1`,
     ),
-    /** Idempotent: a second call, or a call by a token that lost its lease, changes nothing. */
+    /**
+     * Idempotent: a second call, or a call by a token that lost its lease, changes nothing. `$4`:
+     * the history entry's note, or NULL.
+     */
     complete: stmt(
       'complete',
       `UPDATE ${t} SET processed_at = now(), proc_token = NULL, proc_expires_at = NULL,
          lease_token = NULL, lease_expires_at = NULL, next_attempt_at = NULL,
-         ${enter('history', { state: `'completed'`, attempt: 'NULLIF(attempts, 0)', actor: 'consumer' })}
+         ${enter('history', { state: `'completed'`, attempt: 'NULLIF(attempts, 0)', actor: 'consumer', note: '$4::text' })}
        WHERE source = $1 AND id = $2 AND proc_token = $3 AND state = 'processing'`,
     ),
     /** Frees the lease; keeps the previous `last_error` when the attempt gives none. */

@@ -6,7 +6,13 @@ import {
   type RecordStore,
   UsageError,
 } from '@onceflow/core';
-import { decodeEnvelope, encodeCursor, encodeEnvelope, positiveMs } from '@onceflow/core/kit';
+import {
+  completedNote,
+  decodeEnvelope,
+  encodeCursor,
+  encodeEnvelope,
+  positiveMs,
+} from '@onceflow/core/kit';
 import { exec, type Queryable, run } from './exec.js';
 import { countQuery, listQuery } from './record-query.js';
 import { envelopeFields, type RecordRow, toRecord } from './record-row.js';
@@ -80,8 +86,9 @@ export function createRecordMethods(
       return res.rowCount === 1;
     },
 
-    async complete(source, id, token) {
-      await exec(db, sql.complete, [source, id, token], 'complete');
+    async complete(source, id, token, options) {
+      const note = completedNote(options?.note) ?? null;
+      await exec(db, sql.complete, [source, id, token, note], 'complete');
     },
 
     async scheduleRetry(source, id, token, { error, nextAttemptAt }) {

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Envelope, ErrorInfo, RecordStore } from '@onceflow/core';
 import { UsageError } from '@onceflow/core';
-import { encodeEnvelope, nonNegative, positiveMs, traceIdOf } from '@onceflow/core/kit';
+import {
+  completedNote,
+  encodeEnvelope,
+  nonNegative,
+  positiveMs,
+  traceIdOf,
+} from '@onceflow/core/kit';
 import type { Call } from './call.js';
 import type { InboxCommands } from './commands.js';
 import type { InboxKeys } from './keys.js';
@@ -80,8 +86,9 @@ export function createRecordWrites({
       return renewed === 1;
     },
 
-    async complete(source, id, token) {
+    async complete(source, id, token, options) {
       const member = keys.member(source, id);
+      const note = completedNote(options?.note) ?? '';
       await call('complete', () =>
         scripts.complete(
           keys.row(member),
@@ -93,6 +100,7 @@ export function createRecordWrites({
           token,
           retentionMs,
           base,
+          note,
         ),
       );
     },

@@ -9,6 +9,7 @@ import { historyScenarios } from './scenarios/history.js';
 import { leaseScenarios } from './scenarios/leases.js';
 import { lifecycleScenarios } from './scenarios/lifecycle.js';
 import { listingScenarios } from './scenarios/listing.js';
+import { noteScenarios } from './scenarios/notes.js';
 import { retentionScenarios } from './scenarios/retention.js';
 
 export interface StoreConformanceOptions<S extends Inbox & RecordStore = Inbox & RecordStore> {
@@ -45,6 +46,7 @@ function scenarios(): Scenario[] {
     ...deadLetterScenarios,
     ...actionScenarios,
     ...historyScenarios,
+    ...noteScenarios,
     ...listingScenarios,
     ...retentionScenarios,
   ].map(

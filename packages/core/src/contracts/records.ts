@@ -121,6 +121,15 @@ export interface BeginOptions {
   readonly redrive?: string | undefined;
 }
 
+/** What `complete` records besides the state. */
+export interface CompleteOptions {
+  /** The completed history entry's note; stores keep at most `NOTE_LIMIT` characters. */
+  readonly note?: string | undefined;
+}
+
+/** The longest note a history entry keeps: longer ones are cut, ending in `…`. */
+export const NOTE_LIMIT = 500;
+
 /** What `deadLetter` records. */
 export interface DeadLetterFields {
   /** Short human text: `attempts exhausted`, `schema: amount must be a number`, … */
@@ -182,8 +191,16 @@ export interface RecordStore {
   begin(envelope: Envelope, options: BeginOptions): Promise<BeginResult>;
   /** Renews the lease; false once `token` no longer owns it. */
   extend(source: string, id: string, token: string, leaseMs: number): Promise<boolean>;
-  /** `processing` → `completed`. Idempotent. */
-  complete(source: string, id: string, token: string): Promise<void>;
+  /**
+   * `processing` → `completed`. Idempotent. `options.note`, when given, is the completed history
+   * entry's `note` (why the handler completed without its usual effect: `stale: version 5 ≤ 7`).
+   */
+  complete(
+    source: string,
+    id: string,
+    token: string,
+    options?: CompleteOptions | undefined,
+  ): Promise<void>;
   /** Gives up the lease unused (shutdown, a busy retry): back to `enqueued`. */
   release(source: string, id: string, token: string): Promise<void>;
   /** The attempt failed: `retry-scheduled`, keeping `lastError` and `nextAttemptAt`; frees the lease. */

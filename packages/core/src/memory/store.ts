@@ -8,6 +8,7 @@ import { decodeCursor, encodeCursor, isAfter, pageSize } from '../records/cursor
 import { positiveMs } from '../transport-kit/arguments.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
 import { createKeyedRows } from './keyed-rows.js';
+import { completedNote } from '../stale/note.js';
 import { blankRow, enter, matches, newRow, type Row, toRecord } from './record-row.js';
 
 export interface MemoryStoreOptions {
@@ -92,10 +93,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     return row?.lease?.token === token && row.state === 'processing' ? row : undefined;
   };
 
-  const completeNow = (row: Row, t: number, actor?: string) => {
+  const completeNow = (row: Row, t: number, actor?: string, note?: string) => {
     row.lease = undefined;
     row.nextAttemptAt = undefined;
-    enter(row, t, { state: 'completed', attempt: row.attempts || undefined, actor });
+    enter(row, t, { state: 'completed', attempt: row.attempts || undefined, actor, note });
   };
 
   return {
@@ -220,9 +221,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       row.lease.until = now() + leaseMs;
       return true;
     },
-    async complete(source, id, token) {
+    async complete(source, id, token, options) {
       const row = leaseOf(source, id, token);
-      if (row) completeNow(row, now(), row.consumer);
+      if (row) completeNow(row, now(), row.consumer, completedNote(options?.note));
     },
     async deadLetter(envelope, token, fields) {
       const { source, id } = envelope;

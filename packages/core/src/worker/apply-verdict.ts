@@ -40,7 +40,9 @@ export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps
   try {
     if (verdict.action === 'ack') {
       if (token !== undefined && verdict.why !== 'ignored')
-        await quietly(job, 'complete', () => records.complete(source, id, token));
+        await quietly(job, 'complete', () =>
+          records.complete(source, id, token, { note: job.note }),
+        );
       await delivery.ack();
     } else if (verdict.action === 'retry') {
       if (token !== undefined) {

@@ -38,6 +38,13 @@ export interface HandlerContext {
    * attempt owns the lease: pass them `ctx` rather than copying it.
    */
   readonly processingToken: string;
+  /**
+   * Notes why this attempt completes as it does (`stale: version 5 ≤ 7 applied`): when the handler
+   * returns, the worker completes the event's record with this note on its `completed` history
+   * entry. The last call wins; a handler that throws records no note. A record already completed
+   * inside the handler's transaction (`markProcessed`) keeps that entry instead.
+   */
+  note(text: string): void;
 }
 
 /** Builds the context for a job that holds its processing lease. */
@@ -57,5 +64,8 @@ export function createHandlerContext(job: Job, deps: LockDeps): HandlerContext {
     },
     log: job.log,
     processingToken: job.lease?.token ?? '',
+    note(text) {
+      job.note = String(text);
+    },
   };
 }

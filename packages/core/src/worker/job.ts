@@ -37,6 +37,8 @@ export interface Job {
   renewedAt: number;
   /** Handler run time in ms, once the handler has been called. */
   handlerMs: number | undefined;
+  /** What the handler said with `ctx.note`: the completed history entry's note. */
+  note: string | undefined;
 }
 
 /**
@@ -63,6 +65,7 @@ export function createJob(
     lockUntil,
     renewedAt: lockUntil - lockMs,
     handlerMs: undefined,
+    note: undefined,
   };
   const onLost = () => {
     const reason: unknown = delivery.signal.reason;

@@ -94,6 +94,13 @@ export function decideVerdict(
     case 'NON_RETRYABLE':
     case 'USAGE':
       return { action: 'dead-letter', code: err.code, reason: clip(err.message), error: info };
+    case 'REVIEW':
+      return {
+        action: 'dead-letter',
+        code: err.code,
+        reason: clip(`review: ${err.message}`),
+        error: info,
+      };
     case 'SCHEMA':
     case 'WIRE_FORMAT': {
       const reason =

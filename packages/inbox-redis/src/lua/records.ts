@@ -46,7 +46,7 @@ return 1
 
 /**
  * RecordStore.complete. KEYS: row, work lease, claim lease, open, done. ARGV: member, token,
- * retention ms, key base. Idempotent: only the token that owns a processing record acts. A
+ * retention ms, key base, note (`''`: none). Idempotent: only the token that owns a processing record acts. A
  * still-pending claim ends here too: the event is handled, so the relay must not publish it again.
  */
 export const COMPLETE = `${PRELUDE}
@@ -62,7 +62,7 @@ else
 end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[5], row[3] or now, ARGV[1])
-enter(ARGV[4], KEYS[1], ARGV[1], 'w', row[6], 'd', now, ARGV[3], historyEntry(now, 'd', row[4], '', row[5], ''), {})
+enter(ARGV[4], KEYS[1], ARGV[1], 'w', row[6], 'd', now, ARGV[3], historyEntry(now, 'd', row[4], '', row[5], ARGV[5]), {})
 return 1
 `;
 
