@@ -11,6 +11,21 @@ export function reliabilityTable(summaries: readonly Summary[]): string {
   return [head, ...rows].join('\n');
 }
 
+const LEGEND = `Each run: a receiver and two workers as child processes, a Stripe-signing sender that
+duplicates, reorders, retries and replays, and the faults of the run's seed (workers and
+receivers SIGKILLed at each step, a worker SIGSTOPped past its lock, the harness's own broker
+restarted at a third and a half of the events accepted); see packages/chaos/README.md.
+
+- **helper**: the effect and the processed mark in one transaction; doubled must be 0.
+- **plain**: the effect written on its own; its doubles are expected (at-least-once processing),
+  and are what the same-transaction helper removes.
+
+lost = accepted with no ledger row; doubled = ids with more than one ledger row (the ledger has
+no unique constraint); unexpected = rows for ids never accepted; redelivery = handler starts
+beyond the first per processed event; p50/p99 = first 2xx to first ledger row.`;
+
 export function reliabilityDoc(summaries: readonly Summary[], command: string): string {
-  return `# Reliability under faults\n\nWritten by \`${command}\` on ${new Date().toISOString().slice(0, 10)}.\n\n${reliabilityTable(summaries)}\n`;
+  const seeds = [...new Set(summaries.map((s) => s.seed))].join(', ');
+  const day = new Date().toISOString().slice(0, 10);
+  return `# Reliability under faults\n\nWritten by \`${command}\` on ${day}; seeds ${seeds}.\n\n${LEGEND}\n\n${reliabilityTable(summaries)}\n`;
 }
