@@ -57,7 +57,7 @@ function carrying(message: OutgoingMessage, span: Span): OutgoingMessage {
  * // Publishing from your own service: the event's deliveries continue this trace.
  * await publishTraced(trace.getTracer('orders'), transport, [{ envelope: createEnvelope(init) }]);
  */
-export async function publishTraced(
+export function publishTraced(
   tracer: Tracer,
   transport: Publisher,
   messages: readonly OutgoingMessage[],
@@ -65,19 +65,39 @@ export async function publishTraced(
 ): Promise<void> {
   const parent = options.parent ?? context.active();
   const single = messages.length === 1 && !options.created;
-  const name = spanName('send', transport);
   const span = tracer.startSpan(
-    name,
+    spanName('send', transport),
     { kind: single ? SpanKind.PRODUCER : SpanKind.CLIENT },
     parent,
   );
-  if (!span.isRecording()) {
-    try {
-      return await transport.publish(messages);
-    } finally {
-      span.end();
-    }
+  if (span.isRecording()) return sendInSpan(tracer, transport, messages, options, parent, span);
+  // Not recorded (the default): the publish's own promise, no async wrapper around it.
+  let published: Promise<void>;
+  try {
+    published = transport.publish(messages);
+  } catch (err) {
+    span.end();
+    return Promise.reject(err);
   }
+  return published.then(
+    () => span.end(),
+    (err: unknown) => {
+      span.end();
+      throw err;
+    },
+  );
+}
+
+/** `publishTraced` with a recording `send` span. */
+async function sendInSpan(
+  tracer: Tracer,
+  transport: Publisher,
+  messages: readonly OutgoingMessage[],
+  options: { readonly created?: boolean },
+  parent: Context,
+  span: Span,
+): Promise<void> {
+  const single = messages.length === 1 && !options.created;
   span.setAttributes(messagingAttributes(transport, 'send'));
   let out = messages;
   // The conventions: a message's own attributes on a one-message span, a count on a batch's.

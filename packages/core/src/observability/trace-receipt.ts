@@ -1,4 +1,5 @@
 import {
+  type Context,
   context,
   INVALID_SPAN_CONTEXT,
   type Span,
@@ -17,7 +18,7 @@ import { extractContext, injectContext, recordFailure, SPAN_ATTRIBUTES as A } fr
  * `receive` gets the span, which parents the verify, claim and send spans; the reply's outcome
  * and status are set on it, and a 5xx marks it failed.
  */
-export async function traceReceipt<R extends { readonly status: number; readonly outcome: string }>(
+export function traceReceipt<R extends { readonly status: number; readonly outcome: string }>(
   tracer: Tracer,
   source: string,
   headers: Readonly<Record<string, string>>,
@@ -28,9 +29,37 @@ export async function traceReceipt<R extends { readonly status: number; readonly
   const parent = inServer ? active : extractContext(headers, active);
   const kind = inServer ? SpanKind.INTERNAL : SpanKind.SERVER;
   const span = tracer.startSpan(`receive ${source}`, { kind }, parent);
+  if (span.isRecording() || span.spanContext() !== INVALID_SPAN_CONTEXT) {
+    return receiveInSpan(span, parent, source, receive);
+  }
+  // The no-op tracer (no SDK registered): nothing to record or to make active, no async wrapper.
+  let received: Promise<R>;
+  try {
+    received = receive(span);
+  } catch (err) {
+    span.end();
+    return Promise.reject(err);
+  }
+  return received.then(
+    (reply) => {
+      span.end();
+      return reply;
+    },
+    (err: unknown) => {
+      span.end();
+      throw err;
+    },
+  );
+}
+
+async function receiveInSpan<R extends { readonly status: number; readonly outcome: string }>(
+  span: Span,
+  parent: Context,
+  source: string,
+  receive: (span: Span) => Promise<R>,
+): Promise<R> {
   try {
     if (!span.isRecording()) {
-      if (span.spanContext() === INVALID_SPAN_CONTEXT) return await receive(span);
       return await context.with(trace.setSpan(parent, span), receive, undefined, span);
     }
     span.setAttribute(A.eventSource, source);
@@ -82,14 +111,26 @@ export function injectReceipt(receipt: Span, headers: Record<string, string>): v
   if (receipt.isRecording()) injectContext(receipt, headers);
 }
 
-/** `inbox.claim` in a `claim <source>` span under the active span; the claim's status is an attribute. */
-export async function traceClaim<C extends ClaimResult>(
+/**
+ * `inbox.claim` in a `claim <source>` span under the active span; the claim's status is an
+ * attribute. Without a recording span active, `claim()`'s own promise is returned (no wrapper).
+ */
+export function traceClaim<C extends ClaimResult>(
   tracer: Tracer,
   envelope: Envelope,
   claim: () => Promise<C>,
 ): Promise<C> {
   const parent = trace.getActiveSpan();
   if (parent === undefined || !parent.isRecording()) return claim();
+  return claimInSpan(tracer, parent, envelope, claim);
+}
+
+async function claimInSpan<C extends ClaimResult>(
+  tracer: Tracer,
+  parent: Span,
+  envelope: Envelope,
+  claim: () => Promise<C>,
+): Promise<C> {
   const span = startChild(tracer, parent, `claim ${envelope.source}`);
   span.setAttribute(A.eventId, envelope.id);
   try {

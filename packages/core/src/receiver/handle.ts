@@ -3,6 +3,7 @@ import type { Source } from '../contracts/source.js';
 import type { VerifiedEvent } from '../contracts/verifier.js';
 import { type Envelope, hashPayload } from '../envelope.js';
 import { BadRequestError, SignatureError } from '../errors.js';
+import { isoFormatter } from '../iso-time.js';
 import { injectReceipt, traceReceipt, traceVerify } from '../observability/trace-receipt.js';
 import { acceptMany, acceptOne } from './accept.js';
 import type { ResolvedReceiverConfig } from './config.js';
@@ -29,6 +30,7 @@ export function createHandler(
   const intake = createIntake(cfg);
   const { retryAfterSec, logger, metrics, now } = cfg;
   const fail = (outcome: ReceiveOutcome) => reply(outcome, {}, retryAfterSec);
+  const iso = isoFormatter();
 
   const receive = async (
     name: string,
@@ -71,7 +73,7 @@ export function createHandler(
 
     const headers = pick(req.headers);
     injectReceipt(receipt, headers);
-    const at = receivedAt.toISOString();
+    const at = iso(receivedAt.getTime());
     if (metrics) observeLag(metrics.receiptLag, name, receivedAt, events);
 
     if (events.length === 1) {

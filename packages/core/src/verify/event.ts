@@ -1,4 +1,8 @@
 import { BadRequestError } from '../errors.js';
+import { isoFormatter } from '../iso-time.js';
+
+/** Sender timestamps arrive in bursts within one second: the formatter reuses its prefix. */
+const secondsIso = isoFormatter();
 
 /** The event id, or `BadRequestError` (400): a verified request without an id cannot be deduped. */
 export function requireEventId(id: string | undefined, sender: string, where: string): string {
@@ -25,8 +29,8 @@ export function unixSecondsToIso(value: unknown): string | undefined {
         ? Number(value)
         : NaN;
   if (!Number.isFinite(seconds) || seconds < 0) return undefined;
-  const date = new Date(seconds * 1000);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+  const ms = seconds * 1000;
+  return ms > 8.64e15 ? undefined : secondsIso(ms); // past the Date range: no time
 }
 
 /** A date-time string normalised to ISO-8601 (UTC); undefined when it does not parse. */
