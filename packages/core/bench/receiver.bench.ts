@@ -127,10 +127,12 @@ try {
     );
   console.log('');
   line('(c) receiver / (b) hand-written twin', 'receiver', 'hmac');
+  line("(c) receiver / (b') twin keeping a map", 'receiver', 'hmac + map');
   line('(c) receiver / (a) bare server', 'receiver', 'bare');
   line('receiver, no-op stores / twin', 'receiver, no-op stores', 'hmac');
   line('receiver+metrics / receiver', 'receiver+metrics', 'receiver');
   line('receiver via hono / receiver', 'receiver via hono', 'receiver');
+  line('receiver via hono / hono + hmac', 'receiver via hono', 'hono + hmac');
   // Other work on the machine moves every figure; CPU per request moves least (see README.md).
   console.log(`\nload average at the end: ${loadavg()[0]!.toFixed(1)}`);
 } finally {

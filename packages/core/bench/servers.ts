@@ -25,10 +25,12 @@ export const BENCH_SECRET = 'whsec_bench_secret';
 export const SERVER_KINDS = [
   'bare',
   'hmac',
+  'hmac + map',
   'receiver',
   'receiver, no-op stores',
   'receiver+metrics',
   'receiver via hono',
+  'hono + hmac',
 ] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
 
@@ -57,20 +59,42 @@ const bare: RequestListener = (req, res) =>
  */
 const hmac: RequestListener = (req, res) =>
   readBody(req, (body) => {
-    let t = Number.NaN;
-    const v1: Buffer[] = [];
-    for (const part of String(req.headers['stripe-signature'] ?? '').split(',')) {
-      const eq = part.indexOf('=');
-      if (part.slice(0, eq) === 't') t = Number(part.slice(eq + 1));
-      else if (part.slice(0, eq) === 'v1') v1.push(Buffer.from(part.slice(eq + 1), 'hex'));
-    }
-    const expected = createHmac('sha256', BENCH_SECRET).update(`${t}.`).update(body).digest();
-    const ok = v1.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected));
-    if (!ok || Math.abs(Date.now() / 1000 - t) > 300)
-      return answer(res, 401, '{"status":"unauthorized"}');
-    const event = JSON.parse(body.toString('utf8')) as { id: string };
-    answer(res, 202, JSON.stringify({ status: 'accepted', id: event.id }));
+    const id = verifiedId(req.headers['stripe-signature'], body);
+    if (id === undefined) return answer(res, 401, '{"status":"unauthorized"}');
+    answer(res, 202, JSON.stringify({ status: 'accepted', id }));
   });
+
+/** The twin's check: the event id of a body whose Stripe signature holds, else undefined. */
+function verifiedId(header: string | string[] | undefined, body: Buffer): string | undefined {
+  let t = Number.NaN;
+  const v1: Buffer[] = [];
+  for (const part of String(header ?? '').split(',')) {
+    const eq = part.indexOf('=');
+    if (part.slice(0, eq) === 't') t = Number(part.slice(eq + 1));
+    else if (part.slice(0, eq) === 'v1') v1.push(Buffer.from(part.slice(eq + 1), 'hex'));
+  }
+  const expected = createHmac('sha256', BENCH_SECRET).update(`${t}.`).update(body).digest();
+  const ok = v1.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected));
+  if (!ok || Math.abs(Date.now() / 1000 - t) > 300) return undefined;
+  return (JSON.parse(body.toString('utf8')) as { id: string }).id;
+}
+
+/**
+ * (b') The twin keeping what the memory stores keep at the least: each accepted event's id with
+ * its body (a queue's copy of the message, for a consumer), in one map; a known id is answered
+ * 200 duplicate. Nothing is ever removed, as in (c) with no consumer and no janitor.
+ */
+function hmacWithMap(): RequestListener {
+  const kept = new Map<string, { body: string; receivedAt: number }>();
+  return (req, res) =>
+    readBody(req, (body) => {
+      const id = verifiedId(req.headers['stripe-signature'], body);
+      if (id === undefined) return answer(res, 401, '{"status":"unauthorized"}');
+      if (kept.has(id)) return answer(res, 200, JSON.stringify({ status: 'duplicate', id }));
+      kept.set(id, { body: body.toString('latin1'), receivedAt: Date.now() });
+      answer(res, 202, JSON.stringify({ status: 'accepted', id }));
+    });
+}
 
 /** (c) The receiver: Stripe verifier, memory store (inbox and event record), memory transport (keeps every message: no consumer). */
 function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Receiver {
@@ -105,15 +129,30 @@ function listen(kind: ServerKind): Promise<number> {
       serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
     });
   }
+  if (kind === 'hono + hmac') {
+    // The hand-written Hono route: the twin's check on the body Hono hands over.
+    const app = new Hono();
+    app.post('/webhooks/:source', async (c) => {
+      const body = Buffer.from(await c.req.arrayBuffer());
+      const id = verifiedId(c.req.header('stripe-signature'), body);
+      if (id === undefined) return c.json({ status: 'unauthorized' }, 401);
+      return c.json({ status: 'accepted', id }, 202);
+    });
+    return new Promise((resolve) => {
+      serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
+    });
+  }
   const listener =
     kind === 'bare'
       ? bare
       : kind === 'hmac'
         ? hmac
-        : receiver({
-            metrics: kind === 'receiver+metrics',
-            noopStores: kind === 'receiver, no-op stores',
-          }).nodeHandler();
+        : kind === 'hmac + map'
+          ? hmacWithMap()
+          : receiver({
+              metrics: kind === 'receiver+metrics',
+              noopStores: kind === 'receiver, no-op stores',
+            }).nodeHandler();
   const server = createServer({ keepAliveTimeout: 60_000 }, listener);
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
