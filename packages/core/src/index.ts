@@ -123,6 +123,10 @@ export {
 } from './receiver/index.js';
 export { type Relay, type RelayOptions, createRelay } from './relay.js';
 
+// Claim-check: the broker carries the event's reference, the worker loads it from the store
+export type { ClaimCheckMode } from './claim-check/mode.js';
+export { type ClaimCheckStore, keepsEnvelopes } from './claim-check/store.js';
+
 // Outbox: events written in the application's transaction, published by the dispatcher
 export type {
   OutboxEvent,

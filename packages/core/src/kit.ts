@@ -13,6 +13,15 @@ export {
   fromWire,
   toWire,
 } from './wire.js';
+
+// Claim-check: the event's reference in place of its payload
+export {
+  type WireReference,
+  CLAIM_CHECK_HEADER,
+  CLAIM_CHECK_VERSION,
+  claimCheckReference,
+  isClaimCheckReference,
+} from './wire.js';
 export { hashPayload } from './envelope.js';
 export {
   DECODE_ERROR_HEADER,

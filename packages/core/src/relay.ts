@@ -1,7 +1,9 @@
 import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
 import type { Inbox } from './contracts/inbox.js';
-import type { Transport } from './contracts/transport.js';
+import type { ClaimCheckMode } from './claim-check/mode.js';
+import { claimCheckPublisher } from './claim-check/publish.js';
+import type { ReceiverTransport } from './receiver/config.js';
 import { errorLogFields, eventLogFields } from './observability/event-fields.js';
 import { type Logger, silentLogger } from './observability/logger.js';
 import type { OnceflowMetrics } from './observability/metrics.js';
@@ -15,10 +17,11 @@ const schema = z.object({
     (v) => typeof (v as { takeStale?: unknown } | null)?.takeStale === 'function',
     'an Inbox',
   ),
-  transport: z.custom<Pick<Transport, 'publish'>>(
+  transport: z.custom<ReceiverTransport>(
     (v) => typeof (v as { publish?: unknown } | null)?.publish === 'function',
     'a Transport',
   ),
+  claimCheck: z.union([z.enum(['always', 'oversize']), z.literal(false)]).default(false),
   olderThanMs: z.number().int().nonnegative().default(60_000),
   leaseMs: z.number().int().positive().default(30_000),
   intervalMs: z.number().int().positive().default(10_000),
@@ -30,8 +33,10 @@ const schema = z.object({
 
 export interface RelayOptions {
   inbox: Pick<Inbox, 'takeStale' | 'markEnqueued'>;
-  /** Only `publish` is used. */
-  transport: Pick<Transport, 'publish'>;
+  /** Only `publish` is used (and `capabilities.maxMessageBytes`, with `claimCheck: 'oversize'`). */
+  transport: ReceiverTransport;
+  /** The receiver's `claimCheck`: give the relay the same, so it re-publishes references alike. Default false. */
+  claimCheck?: ClaimCheckMode | undefined;
   /** Only claims made longer ago than this (and whose lease ran out) are taken. Default 60 s. */
   olderThanMs?: number | undefined;
   /** Lease the relay takes on each claim while publishing it. Default 30 s. */
@@ -74,8 +79,10 @@ export interface Relay extends Ticker {
  * await relay.close();
  */
 export function createRelay(options: RelayOptions): Relay {
-  const { inbox, transport, olderThanMs, leaseMs, intervalMs, batchSize, logger, metrics, tracer } =
-    parseConfig('relay config', schema, options);
+  const c = parseConfig('relay config', schema, options);
+  const { inbox, olderThanMs, leaseMs, intervalMs, batchSize, logger, metrics, tracer } = c;
+  const transport =
+    c.claimCheck === false ? c.transport : claimCheckPublisher(c.transport, c.claimCheck);
 
   const runBatch = async (): Promise<number> => {
     const stale = await inbox.takeStale({ olderThanMs, leaseMs, limit: batchSize });

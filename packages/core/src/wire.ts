@@ -124,17 +124,134 @@ export function fromWire(input: unknown): Envelope {
 }
 
 /**
- * Serialises an envelope to wire format v1 (a UTF-8 JSON string).
+ * Header that marks an envelope in memory as a claim-check reference: the event's reference
+ * without its payload (`claimCheckReference`). Never set it yourself.
+ */
+export const CLAIM_CHECK_HEADER = 'x-onceflow-claim-check';
+
+/** The claim-check reference format's version, the wire form's `ref` field. */
+export const CLAIM_CHECK_VERSION = 1 as const;
+
+/** The headers a reference carries besides its marker: trace context only. */
+const REFERENCE_HEADERS = ['traceparent', 'tracestate', 'x-onceflow-trace-link'] as const;
+
+/**
+ * A claim-check reference on the wire: the event's reference without payload, body or other
+ * headers. A decoder that predates it refuses it (no `enc`, no `payload`), so it is dead-lettered
+ * as undecodable rather than handled with an empty payload.
+ *
+ * ```json
+ * {"v":1,"ref":1,"id":"evt_1","source":"stripe","type":"charge.succeeded",
+ *  "headers":{"traceparent":"…"},"receivedAt":"…","payloadHash":"…","key":"cus_9"}
+ * ```
+ */
+export interface WireReference {
+  readonly v: typeof WIRE_VERSION;
+  readonly ref: typeof CLAIM_CHECK_VERSION;
+  readonly id: string;
+  readonly source: string;
+  readonly type: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly receivedAt: string;
+  readonly payloadHash: string;
+  readonly key?: string;
+  readonly occurredAt?: string;
+}
+
+const referenceSchema = z.object({
+  v: z.literal(WIRE_VERSION),
+  ref: z.literal(CLAIM_CHECK_VERSION),
+  id: z.string().min(1),
+  source: z.string().min(1),
+  type: z.string(),
+  key: z.string().optional(),
+  headers: z.record(z.string(), z.string()),
+  receivedAt: z.string(),
+  occurredAt: z.string().optional(),
+  payloadHash: z.string(),
+});
+
+/**
+ * The claim-check reference of an envelope: source, id, type, key, payload hash, receivedAt,
+ * occurredAt and trace context, an empty payload and the `CLAIM_CHECK_HEADER` marker.
+ * `encodeEnvelope` writes it as a `WireReference`; the worker loads the stored envelope for it.
+ *
+ * @example
+ * const body = encodeEnvelope(claimCheckReference(envelope)); // no payload byte in it
+ */
+export function claimCheckReference(e: Envelope): Envelope {
+  const headers: Record<string, string> = { [CLAIM_CHECK_HEADER]: String(CLAIM_CHECK_VERSION) };
+  for (const name of REFERENCE_HEADERS) {
+    const value = e.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  return {
+    id: e.id,
+    source: e.source,
+    type: e.type,
+    key: e.key,
+    payload: new Uint8Array(0),
+    headers,
+    receivedAt: e.receivedAt,
+    occurredAt: e.occurredAt,
+    payloadHash: e.payloadHash,
+  };
+}
+
+/** Whether an envelope is a claim-check reference (its payload is in the record store). */
+export function isClaimCheckReference(e: Envelope): boolean {
+  return e.headers[CLAIM_CHECK_HEADER] !== undefined;
+}
+
+function toWireReference(e: Envelope): WireReference {
+  const headers: Record<string, string> = {};
+  for (const name of REFERENCE_HEADERS) {
+    const value = e.headers[name];
+    if (value !== undefined) headers[name] = value;
+  }
+  const w: { -readonly [K in keyof WireReference]: WireReference[K] } = {
+    v: WIRE_VERSION,
+    ref: CLAIM_CHECK_VERSION,
+    id: e.id,
+    source: e.source,
+    type: e.type,
+    headers,
+    receivedAt: e.receivedAt,
+    payloadHash: e.payloadHash,
+  };
+  if (e.key !== undefined) w.key = e.key;
+  if (e.occurredAt !== undefined) w.occurredAt = e.occurredAt;
+  return w;
+}
+
+function fromWireReference(input: unknown): Envelope {
+  const parsed = referenceSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new WireFormatError(
+      `not an onceflow v${WIRE_VERSION} claim-check reference: ${parsed.error.message}`,
+    );
+  }
+  const w = parsed.data;
+  return claimCheckReference({ ...w, payload: new Uint8Array(0) });
+}
+
+const isReferenceWire = (input: unknown): boolean =>
+  typeof input === 'object' && input !== null && 'ref' in input;
+
+/**
+ * Serialises an envelope to wire format v1 (a UTF-8 JSON string); a claim-check reference
+ * (`claimCheckReference`) as a `WireReference`.
  *
  * @example
  * const body = encodeEnvelope(env); // send as the broker message body
  */
 export function encodeEnvelope(e: Envelope): string {
-  return JSON.stringify(toWire(e));
+  return JSON.stringify(isClaimCheckReference(e) ? toWireReference(e) : toWire(e));
 }
 
 /**
- * Parses wire format v1 from a string or bytes. Throws `WireFormatError` on malformed input.
+ * Parses wire format v1 from a string or bytes: an envelope, or a claim-check reference (an
+ * envelope with `CLAIM_CHECK_HEADER` and no payload). Throws `WireFormatError` on malformed input.
  *
  * @example
  * const env = decodeEnvelope(message.Body);
@@ -147,5 +264,5 @@ export function decodeEnvelope(data: string | Uint8Array): Envelope {
   } catch (err) {
     throw new WireFormatError(`envelope is not JSON: ${jsonSyntaxProblem(err)}`);
   }
-  return fromWire(json);
+  return isReferenceWire(json) ? fromWireReference(json) : fromWire(json);
 }

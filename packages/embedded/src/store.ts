@@ -16,6 +16,11 @@ import { createSqliteRecordStore } from './records.js';
 export interface EmbeddedStore extends Inbox, RecordStore, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
+   * Claim-check: `get(source, id)` returns the claimed envelope in every state until retention
+   * purges the record, so a receiver and a worker with `claimCheck` accept this store.
+   */
+  readonly keepsEnvelopes: true;
+  /**
    * `SELECT 1` on the file's connection (opening it if needed), for readiness probes: rejects
    * with `StoreUnavailableError` once the instance is closed or the file cannot be opened.
    */
@@ -28,6 +33,7 @@ export function createEmbeddedStore(handle: DatabaseHandle): EmbeddedStore {
   return {
     ...inbox,
     ...records,
+    keepsEnvelopes: true,
     async release(source, id, token) {
       if (!(await releaseLease(source, id, token))) await inbox.release(source, id, token);
     },

@@ -23,6 +23,11 @@ import { inboxStatements } from './statements.js';
 export interface PostgresInbox extends Inbox, RecordStore, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
+   * Claim-check: `get(source, id)` returns the claimed envelope in every state until retention
+   * purges the record, so a receiver and a worker with `claimCheck` accept this store.
+   */
+  readonly keepsEnvelopes: true;
+  /**
    * `SELECT 1` on a pooled connection, for readiness probes: rejects with `StoreUnavailableError`
    * when PostgreSQL does not answer. pg cannot cancel it, so the caller bounds the wait.
    */
@@ -54,6 +59,7 @@ export function createPostgresInbox(config: PostgresInboxConfig): PostgresInbox 
   const hot = batching ? batchedHotPath(pool, sql, batching) : directHotPath(pool, sql);
   return {
     table: names.qualified,
+    keepsEnvelopes: true,
     ...createInboxMethods(pool, sql, hot, purgeBatchSize),
     ...createRecordMethods(pool, names.qualified, records),
     async release(source, id, token) {

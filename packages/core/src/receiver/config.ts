@@ -1,5 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
+import type { ClaimCheckMode } from '../claim-check/mode.js';
 import type { Inbox } from '../contracts/inbox.js';
 import type { Source } from '../contracts/source.js';
 import type { Transport } from '../contracts/transport.js';
@@ -29,7 +30,8 @@ const schema = z.object({
     hasMethods('claim', 'markEnqueued', 'release', 'recordConflict'),
     'an Inbox',
   ),
-  transport: z.custom<Pick<Transport, 'publish'>>(hasMethods('publish'), 'a Transport'),
+  transport: z.custom<ReceiverTransport>(hasMethods('publish'), 'a Transport'),
+  claimCheck: z.union([z.enum(['always', 'oversize']), z.literal(false)]).default(false),
   maxBodyBytes: z
     .number()
     .int()
@@ -51,14 +53,28 @@ const schema = z.object({
   tracer: z.custom<Tracer>(hasMethods('startSpan')).optional().transform(resolveTracer),
 });
 
+/** What the receiver publishes through. */
+export type ReceiverTransport = Pick<Transport, 'publish'> &
+  Partial<Pick<Transport, 'capabilities' | 'name' | 'destination'>>;
+
 /** Everything `createReceiver` takes. Only `sources`, `inbox` and `transport` are required. */
 export interface ReceiverConfig {
   /** Source name (the last path segment, `/webhooks/<name>`) → configured sender. */
   sources: Record<string, Source>;
   /** The dedupe authority; one `claim` per event, then `markEnqueued` or `release`. */
   inbox: Inbox;
-  /** Only `publish` is used. */
-  transport: Pick<Transport, 'publish'>;
+  /** Only `publish` is used (and `capabilities.maxMessageBytes`, with `claimCheck: 'oversize'`). */
+  transport: ReceiverTransport;
+  /**
+   * Claim-check mode: what goes on the broker is the event's reference (source, id, type, key,
+   * payload hash, trace context), not its payload; a worker with `claimCheck: true` loads the
+   * event from the store. `always` for every event, `oversize` only for events whose wire
+   * encoding is over the transport's `capabilities.maxMessageBytes` (a 5 MiB webhook over SQS:
+   * raise `maxBodyBytes` too), `false` (the default) never. Needs an inbox that keeps claimed
+   * envelopes (the embedded or PostgreSQL store): any other is refused at `createReceiver` with a
+   * `UsageError`.
+   */
+  claimCheck?: ClaimCheckMode | undefined;
   /** Larger bodies are refused with 413 before (Content-Length) or while reading. Default 256 KiB. */
   maxBodyBytes?: number | undefined;
   /**

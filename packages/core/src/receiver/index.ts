@@ -6,6 +6,7 @@ import { createHandler } from './handle.js';
 import { fromNode, writeNode } from './node.js';
 import { type NodeServerOptions, nodeServerOptions } from './server-options.js';
 import { assertRetentionCovers } from './retention.js';
+import { withClaimCheck } from './claim-check.js';
 
 export type { ReceiverConfig } from './config.js';
 export type { NodeServerOptions } from './server-options.js';
@@ -68,7 +69,7 @@ export interface Receiver {
  * http.createServer(receiver.serverOptions, receiver.nodeHandler()).listen(3000); // POST /webhooks/stripe
  */
 export function createReceiver(config: ReceiverConfig): Receiver {
-  const cfg = resolveReceiverConfig(config);
+  const cfg = withClaimCheck(resolveReceiverConfig(config));
   assertRetentionCovers({ retentionMs: cfg.inboxRetentionMs, sources: cfg.sources });
   const gate = createRequestGate();
   const handleRequest = createHandler(cfg, () => gate.draining);

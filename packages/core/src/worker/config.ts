@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { hostname } from 'node:os';
 import type { RecordStore } from '../contracts/records.js';
 import type { Transport } from '../contracts/transport.js';
+import { assertClaimCheckStore } from '../claim-check/mode.js';
 import { ConfigError } from '../errors.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
@@ -62,6 +63,16 @@ export interface WorkerConfig {
    * redriven like the worker's own. Default true.
    */
   readonly brokerDeadLetters?: boolean | undefined;
+  /**
+   * Claim-check mode: `true` handles the claim-check references a receiver with `claimCheck`
+   * publishes, loading each event from `records` (`records.get`), its payload checked against the
+   * reference's hash; a reference with no stored payload (purged, another store) or other bytes
+   * is dead-lettered at once with the reason. Needs a store that keeps claimed envelopes (the
+   * embedded or PostgreSQL store): any other is refused at `createWorker` with a `UsageError`.
+   * Default false: a reference is then dead-lettered (with the stored envelope, ready for a
+   * redrive) rather than handled without its payload.
+   */
+  readonly claimCheck?: boolean | undefined;
   /** An event whose type has no handler: `dead-letter` (default) or `ack` (dropped, logged). */
   readonly unknownType?: 'dead-letter' | 'ack' | undefined;
   /** Gets one line per outcome. Default: silent. */
@@ -128,6 +139,7 @@ const schema = z
     shutdownTimeoutMs: ms.default(30_000),
     consumer: z.string().min(1).default(`${hostname()}:${process.pid}`),
     brokerDeadLetters: z.boolean().default(true),
+    claimCheck: z.boolean().default(false),
     unknownType: z.enum(['dead-letter', 'ack']).default('dead-letter'),
     logger: z
       .custom<Logger>(
@@ -172,6 +184,7 @@ export function parseWorkerConfig(input: WorkerConfig): ResolvedWorkerConfig {
       `retry.maxAttempts (${c.retry.maxAttempts}) must be below the ${c.transport.name} transport's deliveryLimit (${limit})`,
     );
   }
+  if (c.claimCheck) assertClaimCheckStore('worker config', c.records);
   const types = c.handlers.map((h) => h.type);
   const dup = types.find((t, i) => types.indexOf(t) !== i);
   if (dup !== undefined) problems.push(`two handlers for type "${dup}"`);

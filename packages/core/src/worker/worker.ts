@@ -12,6 +12,8 @@ import { compose } from './pipeline.js';
 import { recordGuard } from './record-guard.js';
 import { hasBrokerDeadLetters, recordBrokerDeadLetter } from './broker-dead-letters.js';
 import { backoffDelay } from './retry-policy.js';
+import { claimCheckLoader } from './claim-check.js';
+import { loadClaimed, withEnvelope } from '../claim-check/load.js';
 import { createRunningJobs } from './running-jobs.js';
 import { unknownType } from './unknown-type.js';
 import { untilAvailable } from './wait-for-broker.js';
@@ -88,6 +90,14 @@ export function createWorker(config: WorkerConfig): Worker {
     ],
     invokeHandler(lockDeps, cfg.middleware),
   );
+  const loadReference = claimCheckLoader({
+    records,
+    enabled: cfg.claimCheck,
+    consumer,
+    logger,
+    metrics,
+    retryMs: recordRetryMs,
+  });
   const running = createRunningJobs();
   const policyFor = (job: Job): VerdictPolicy => ({
     attempt: job.attempt,
@@ -97,7 +107,9 @@ export function createWorker(config: WorkerConfig): Worker {
     interruptedByShutdown: job.abortedBy === 'shutdown',
   });
 
-  async function onDelivery(delivery: Delivery): Promise<void> {
+  async function onDelivery(received: Delivery): Promise<void> {
+    const delivery = await loadReference(received);
+    if (delivery === undefined) return;
     const handler = handlers.get(delivery.envelope.type);
     const { job, dispose } = createJob(delivery, handler, logger, now() + cfg.lockMs, cfg.lockMs);
     running.add(job);
@@ -134,7 +146,10 @@ export function createWorker(config: WorkerConfig): Worker {
           retryMs: recordRetryMs,
           deliveryLimit: transport.capabilities.deliveryLimit,
         });
-        subscriptions.push(await transport.consumeDeadLetters(handler, { concurrency: 1 }));
+        // A reference is recorded with the envelope it names, so the dead letter keeps the payload.
+        const loaded = async (d: Delivery) =>
+          handler(withEnvelope(d, (await loadClaimed(records, d.envelope)).envelope));
+        subscriptions.push(await transport.consumeDeadLetters(loaded, { concurrency: 1 }));
       }
     } catch (err) {
       await Promise.all(subscriptions.splice(0).map((sub) => sub.close()));
