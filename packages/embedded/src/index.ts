@@ -8,5 +8,8 @@ export type { EmbeddedOutbox } from './outbox.js';
 // Effectively-once writes to the same file
 export { markProcessedInTransaction } from './mark-processed.js';
 
+// Stale events: apply only what is newer than the aggregate's applied position
+export { applyIfNewer } from './apply-if-newer.js';
+
 // Schema, for connections you open yourself
 export { applyMigrations } from './migrations.js';

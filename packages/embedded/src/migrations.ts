@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { OUTBOX_MIGRATION } from './outbox-migration.js';
 import { RECORD_MIGRATION } from './record-migration.js';
+import { VERSIONS_MIGRATION } from './versions-migration.js';
 
 /**
  * The schema, one SQL script per version. Applied in order, each once, recorded in
@@ -76,6 +77,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   RECORD_MIGRATION,
   OUTBOX_MIGRATION,
+  VERSIONS_MIGRATION,
 ];
 
 /**

@@ -8,5 +8,8 @@ export { type MigrateResult, migrate } from './migrate.js';
 // Same-transaction processed mark
 export { markProcessed } from './mark-processed.js';
 
+// Stale events: apply only what is newer than the aggregate's applied position
+export { applyIfNewer } from './apply-if-newer.js';
+
 // Transactional outbox: add in your transaction, publish with core's createOutboxDispatcher
 export { type PostgresOutbox, type PostgresOutboxConfig, createPostgresOutbox } from './outbox.js';

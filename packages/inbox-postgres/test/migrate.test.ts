@@ -4,7 +4,7 @@ import { migrate } from '../src/index.js';
 import { createPool, dropSchema, randomSchema } from './helpers.js';
 
 /** Every shipped migration, in order. */
-const ALL = ['001_inbox', '002_event_record', '003_outbox'];
+const ALL = ['001_inbox', '002_event_record', '003_outbox', '004_versions'];
 
 const pool = createPool(2);
 const schemas: string[] = [];
@@ -35,6 +35,7 @@ describe('migrate', () => {
       'onceflow_inbox',
       'onceflow_inbox_conflicts',
       'onceflow_inbox_outbox',
+      'onceflow_inbox_versions',
       'onceflow_migrations',
     ]);
     const log = await pool.query(
@@ -76,9 +77,11 @@ describe('migrate', () => {
       'inbox_a',
       'inbox_a_conflicts',
       'inbox_a_outbox',
+      'inbox_a_versions',
       'inbox_b',
       'inbox_b_conflicts',
       'inbox_b_outbox',
+      'inbox_b_versions',
       'onceflow_migrations',
     ]);
   });
