@@ -8,6 +8,7 @@ import {
   type Delivery,
   type Envelope,
   NonRetryableError,
+  defineTransitions,
   REDRIVE_HEADER,
   type RecordStore,
   type Transport,
@@ -178,6 +179,8 @@ export async function drain(path: string, n: number, queue = 'events'): Promise<
  * its first attempt (retried), `*poison` fails for good (`NonRetryableError`, a dead letter)
  * unless it is a redriven copy; everything else succeeds. Start it, close it after use.
  */
+const ORDER = defineTransitions({ pending: ['approved'], approved: ['shipped'] });
+
 export function testWorker(transport: Transport, records: RecordStore): Worker {
   return createWorker({
     transport,
@@ -192,6 +195,8 @@ export function testWorker(transport: Transport, records: RecordStore): Worker {
           if (id.endsWith('twice') && ctx.attempt === 1) throw new Error('ledger timed out');
           if (id.endsWith('poison') && headers[REDRIVE_HEADER] === undefined)
             throw new NonRetryableError('amount must be a string');
+          // A state change the order may not make: dead-lettered for review.
+          if (id.endsWith('review')) ORDER.check('approved', 'pending');
         },
       }),
     ],

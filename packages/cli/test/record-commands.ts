@@ -279,6 +279,36 @@ export function describeRecordCommands(s: StoreUnderTest): void {
     });
   });
 
+  describe(`--store ${s.store}: a transition refused for review`, () => {
+    const source = 'review';
+    it('a ReviewError is dead-lettered at once; dead-letters list --reason review finds it', async () => {
+      const transport = embedded.transport(`review-${s.store}`);
+      const worker = testWorker(transport, s.records);
+      await worker.start();
+      try {
+        await transport.publish(
+          ['evt_ok', 'evt_review'].map((id) => ({ envelope: event(id, { source }) })),
+        );
+        await waitFor(
+          async () => (await s.records.count({ source, state: 'dead-lettered' })) === 1,
+          'the review dead letter',
+          10_000,
+        );
+      } finally {
+        await worker.close();
+      }
+      const listed = await run('dead-letters', 'list', '--reason', 'review', '--json');
+      expect(ids(listed.json()).filter((id) => id.startsWith('evt_'))).toContain('evt_review');
+      const mine = await run('dead-letters', 'list', '--source', source, '--reason', 'review');
+      expect(mine.out[1]).toMatch(/evt_review.*review: approved → pending not allowed$/);
+      expect(mine.out.at(-1)).toMatch(/^1 dead letter match(es)?; showing the oldest 1\.$/);
+      expect(await record(source, 'evt_review')).toMatchObject({
+        attempts: 1,
+        lastError: { code: 'REVIEW', name: 'ReviewError' },
+      });
+    }, 20_000);
+  });
+
   describe(`--store ${s.store}: events show after a real worker`, () => {
     const source = 'worker';
     const queue = `worker-${s.store}`;
