@@ -9,7 +9,7 @@ import { eventsPage } from './pages/events.js';
 import { createSampler, overviewPage } from './pages/overview.js';
 import { handleAction, readForm } from './post.js';
 import { replayFormPage } from './replay.js';
-import { page, redirect } from './response.js';
+import { page, redirect, refusal } from './response.js';
 
 /** The console as a Fetch handler: `(request) => Response`. */
 export function createConsoleHandler(
@@ -81,14 +81,7 @@ export function createConsoleHandler(
         const found = await records.get(source, id);
         if (found)
           return redirect(href(`/events/${encodeURIComponent(source)}/${encodeURIComponent(id)}`));
-        return page(
-          layout(
-            ctx,
-            'Events',
-            html`<p class="error">No event ${source} / ${id} in the record.</p>`,
-          ),
-          404,
-        );
+        return refusal(ctx, 'Events', `No event ${source} / ${id} in the record.`, 404);
       }
       const f = readFilter(url.searchParams);
       const body = await eventsPage(
@@ -117,14 +110,7 @@ export function createConsoleHandler(
       ];
       const record = await records.get(source, id);
       if (!record)
-        return page(
-          layout(
-            ctx,
-            'Not found',
-            html`<p class="error">No event ${source} / ${id} in the record.</p>`,
-          ),
-          404,
-        );
+        return refusal(ctx, 'Not found', `No event ${source} / ${id} in the record.`, 404);
       return page(layout(ctx, `${source} / ${id}`, eventPage(ctx, record, canRedrive)));
     }
     if (path === '/replay') return page(replayFormPage(ctx, {}));
