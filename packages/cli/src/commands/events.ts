@@ -61,7 +61,9 @@ export async function printPage(
   }
   for (const line of recordTable(page.records, what.dead)) output.out(line);
   const where = options.cursor ? 'a further' : 'the oldest';
-  output.out(`${plural(total, what.one)} match; showing ${where} ${page.records.length}.`);
+  output.out(
+    `${plural(total, what.one)} ${total === 1 ? 'matches' : 'match'}; showing ${where} ${page.records.length}.`,
+  );
   if (page.next) output.out(`Next page: --cursor ${page.next}`);
   return EXIT.ok;
 }
