@@ -113,6 +113,7 @@ export {
   type ReceiveOutcome,
   type Receiver,
   type ReceiverConfig,
+  type ReceiverTransport,
   type RetentionJanitor,
   type RetentionJanitorOptions,
   DEFAULT_INBOX_RETENTION_MS,
@@ -197,7 +198,12 @@ export { type StoreMonitorOptions, createStoreMonitor } from './observability/st
 
 // Tracing: OpenTelemetry spans through @opentelemetry/api, a no-op until an SDK is registered
 export { SPAN_ATTRIBUTES, TRACE_LINK_HEADER, TRACER_NAME } from './observability/tracing.js';
-export { publishInNewTraces, publishTraced } from './observability/trace-publish.js';
+export {
+  type Publisher,
+  publishInNewTraces,
+  publishTraced,
+} from './observability/trace-publish.js';
+export type { Ticker } from './ticker.js';
 export {
   type BacklogMonitorOptions,
   createBacklogMonitor,

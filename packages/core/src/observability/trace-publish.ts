@@ -20,7 +20,9 @@ import {
   TRACE_LINK_HEADER,
 } from './tracing.js';
 
-type Publisher = Pick<Transport, 'publish'> & Partial<Pick<Transport, 'name' | 'destination'>>;
+/** What the traced publishes need of a transport: `publish`, and its name and destination for the spans. */
+export type Publisher = Pick<Transport, 'publish'> &
+  Partial<Pick<Transport, 'name' | 'destination'>>;
 
 const spanName = (operation: string, transport: Publisher) =>
   transport.destination === undefined ? operation : `${operation} ${transport.destination}`;

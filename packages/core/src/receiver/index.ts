@@ -8,7 +8,7 @@ import { type NodeServerOptions, nodeServerOptions } from './server-options.js';
 import { assertRetentionCovers } from './retention.js';
 import { withClaimCheck } from './claim-check.js';
 
-export type { ReceiverConfig } from './config.js';
+export type { ReceiverConfig, ReceiverTransport } from './config.js';
 export type { NodeServerOptions } from './server-options.js';
 export { KEPT_HEADERS } from './headers.js';
 export {
