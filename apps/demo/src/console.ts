@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createConsole } from '@onceflow/console';
-import type { RecordStore, Transport } from '@onceflow/core';
+import type { Inbox, RecordStore, Transport } from '@onceflow/core';
 
 /**
  * `pnpm demo --console`: the operator console over the run's record store, until Ctrl-C (or
@@ -11,7 +11,11 @@ import type { RecordStore, Transport } from '@onceflow/core';
  * transport (no worker runs any more, so a redriven letter waits on the queue).
  */
 export async function serveDemoConsole(
-  stores: { readonly records: RecordStore; readonly transport: Transport },
+  stores: {
+    readonly records: RecordStore;
+    readonly inbox: Pick<Inbox, 'stats'>;
+    readonly transport: Transport;
+  },
   options: {
     readonly port: number;
     readonly log: (line: string) => void;
@@ -23,6 +27,7 @@ export async function serveDemoConsole(
   const token = options.token ?? randomBytes(18).toString('base64url');
   const ops = createConsole({
     records: stores.records,
+    inbox: stores.inbox,
     transport: stores.transport,
     backlog:
       'backlog' in stores.transport ? { [stores.transport.name]: stores.transport as never } : {},

@@ -51,9 +51,12 @@ const summary = await runDemo({
   kill: !values['no-kill'],
   log,
   afterRun: values.console
-    ? async ({ records, transport, summary }) => {
+    ? async ({ records, inbox, transport, summary }) => {
         printSummary(summary);
-        await serveDemoConsole({ records, transport }, { port: consolePort, log: console.log });
+        await serveDemoConsole(
+          { records, inbox, transport },
+          { port: consolePort, log: console.log },
+        );
       }
     : undefined,
 });

@@ -15,6 +15,7 @@ import {
   createRelay,
   createStoreMonitor,
   github,
+  type Inbox,
   type RecordStore,
   shutdown,
   stripe,
@@ -55,7 +56,12 @@ export interface DemoOptions {
    * workers have stopped): `pnpm demo --console` serves the console over them from here.
    */
   readonly afterRun?:
-    | ((stores: { records: RecordStore; transport: Transport; summary: Summary }) => Promise<void>)
+    | ((stores: {
+        records: RecordStore;
+        inbox: Inbox;
+        transport: Transport;
+        summary: Summary;
+      }) => Promise<void>)
     | undefined;
   readonly log: (line: string) => void;
 }
@@ -253,7 +259,12 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     kills,
     heapSamples,
   });
-  await options.afterRun?.({ records: stack.records, transport: stack.transport, summary });
+  await options.afterRun?.({
+    records: stack.records,
+    inbox: stack.inbox,
+    transport: stack.transport,
+    summary,
+  });
   await payments.close();
   await stack.close();
   return summary;

@@ -114,7 +114,9 @@ async function dispatch(
     }
     case 'console': {
       const transport = selection.to === undefined ? undefined : (await open.transport()).transport;
-      return serveConsole({ records: await records(), transport }, command, output, signal());
+      const target = await open.store();
+      const stores = { records: target.records, inbox: target.inbox ?? undefined, transport };
+      return serveConsole(stores, command, output, signal());
     }
     case 'replay': {
       const target = await open.store();

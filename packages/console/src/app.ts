@@ -71,7 +71,12 @@ export function createConsoleHandler(
     if (path === '/') {
       const head = html`<meta http-equiv="refresh" content="${config.refreshSeconds}">`;
       return page(
-        layout(ctx, 'Overview', await overviewPage(ctx, records, sampler, config.backlog), head),
+        layout(
+          ctx,
+          'Overview',
+          await overviewPage(ctx, records, sampler, config.backlog, config.inbox),
+          head,
+        ),
       );
     }
     if (path === '/events') {

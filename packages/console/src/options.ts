@@ -1,4 +1,4 @@
-import type { BacklogProbe, RecordStore, Transport } from '@onceflow/core';
+import type { BacklogProbe, Inbox, RecordStore, Transport } from '@onceflow/core';
 import { UsageError } from '@onceflow/core';
 
 /**
@@ -23,6 +23,11 @@ export interface ConsoleOptions {
    * partition), by name: any with the `BacklogProbe` ability (every bundled transport has it).
    */
   readonly backlog?: Readonly<Record<string, BacklogProbe>> | undefined;
+  /**
+   * The receiver's inbox (usually the same store object as `records`), for the overview's payload
+   * conflicts (a sender reused an event id with other bytes) and pending claims.
+   */
+  readonly inbox?: Pick<Inbox, 'stats'> | undefined;
   readonly auth: ConsoleAuth;
   /**
    * Allow actions (redrive, purge). Default `false`: read-only, every action refused with 403.

@@ -145,6 +145,19 @@ describe('the console over real HTTP and the embedded store', () => {
     const page = await (await fetch(`${fx.base}/console/`, { headers: bearer })).text();
     expect(page).toMatch(/<table data-backlog>[\s\S]*<td>orders<\/td><td>orders<\/td><td>0<\/td>/);
     expect(page).toContain('data-state="completed">completed<b>10</b>');
+    expect(page).toContain('data-conflicts="0"');
+    // A sender reuses an id with other bytes: the receiver records the conflict, the overview shows it.
+    const { createEnvelope } = await import('@onceflow/core');
+    const reused = createEnvelope({
+      source: 'shop',
+      id: 'evt_1',
+      type: 'order.paid',
+      payload: { amount: -1 },
+    });
+    expect((await fx.inbox.claim(reused, { leaseMs: 1000 })).status).toBe('conflict');
+    await fx.inbox.recordConflict(reused); // as the receiver does on a conflict
+    const after = await (await fetch(`${fx.base}/console/`, { headers: bearer })).text();
+    expect(after).toContain('data-conflicts="1"');
   });
 
   it('replays completed events by id and by filter: a dry run with the count, then copies processed once each', async () => {

@@ -86,6 +86,7 @@ export async function startFixture(
     records: records,
     transport,
     backlog: { orders: transport },
+    inbox,
     auth: { token: TOKEN, operator: 'alice' },
     basePath: '/console',
     write: true,
@@ -105,6 +106,7 @@ export async function startFixture(
   return {
     base,
     records,
+    inbox,
     runs,
     healPoison: () => {
       poisonFails = false;

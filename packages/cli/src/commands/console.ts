@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createConsole } from '@onceflow/console';
-import type { RecordStore, Transport } from '@onceflow/core';
+import type { Inbox, RecordStore, Transport } from '@onceflow/core';
 import type { Command } from '../args.js';
 import { CommandLineError } from '../command-line-error.js';
 import { EXIT } from '../exit-codes.js';
@@ -19,6 +19,7 @@ type ConsoleCommand = Extract<Command, { name: 'console' }>;
 export async function serveConsole(
   stores: {
     readonly records: RecordStore;
+    readonly inbox?: Pick<Inbox, 'stats'> | undefined;
     readonly transport?: Pick<Transport, 'publish'> | undefined;
   },
   command: ConsoleCommand,
@@ -31,6 +32,7 @@ export async function serveConsole(
     );
   const ops = createConsole({
     records: stores.records,
+    inbox: stores.inbox,
     transport: stores.transport,
     auth: { token: command.token, operator: 'cli' },
     basePath: command.basePath,

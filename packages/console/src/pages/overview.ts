@@ -3,6 +3,7 @@ import {
   type BacklogReading,
   EVENT_STATES,
   type EventState,
+  type Inbox,
   type RecordStore,
 } from '@onceflow/core';
 import { type Html, html } from '../html.js';
@@ -101,16 +102,29 @@ ${rows.map((row) =>
 )}</tbody></table>`;
 }
 
+/** Payload conflicts and pending claims from the inbox, when the console was given it. */
+async function inboxCards(inbox: Pick<Inbox, 'stats'> | undefined): Promise<Html> {
+  if (!inbox) return html``;
+  try {
+    const stats = await inbox.stats();
+    return html`<div class="card" data-conflicts="${stats.conflicts}">payload conflicts<b>${stats.conflicts}</b></div><div class="card" data-pending="${stats.pending}">claims not yet enqueued<b>${stats.pending}</b></div>`;
+  } catch (err) {
+    return html`<div class="card error">inbox not answering: ${err instanceof Error ? err.message : String(err)}</div>`;
+  }
+}
+
 export async function overviewPage(
   ctx: PageContext,
   records: RecordStore,
   sampler: ReturnType<typeof createSampler>,
   probes: Readonly<Record<string, BacklogProbe>> = {},
+  inbox?: Pick<Inbox, 'stats'>,
 ): Promise<Html> {
-  const [sample, oldest, backlog] = await Promise.all([
+  const [sample, oldest, backlog, inboxHtml] = await Promise.all([
     readCounts(records),
     oldestUnfinished(records),
     readBacklog(probes),
+    inboxCards(inbox),
   ]);
   sampler.add(sample);
   const samples = sampler.samples();
@@ -119,7 +133,7 @@ ${EVENT_STATES.map(
   (state) =>
     html`<a class="card" href="${ctx.href(`/events?state=${state}`)}" data-state="${state}">${state}<b>${sample.counts[state]}</b></a>`,
 )}
-<div class="card" data-oldest>oldest unprocessed<b>${age(oldest, sample.at)}</b></div></section>
+<div class="card" data-oldest>oldest unprocessed<b>${age(oldest, sample.at)}</b></div>${inboxHtml}</section>
 ${backlogTable(backlog)}
 <h2>Rates</h2><section class="cards">${rateChart(samples, 'completed')}${rateChart(samples, 'retry-scheduled')}${rateChart(samples, 'dead-lettered')}</section>
 <p>Refreshed every few seconds; rates from the counts this console took (${samples.length} samples).</p>`;
