@@ -23,6 +23,7 @@ describe('parseBullmqConfig', () => {
       lockMs: 30_000,
       deliveryLimit: 20,
       maxMessageBytes: 4 * 1024 * 1024,
+      publishTimeoutMs: 500,
       redis: {},
     });
   });
