@@ -12,8 +12,9 @@ describe('embedded event record', () => {
     const path = tempDbPath();
     await using embedded = createEmbedded({ path });
     await embedded.start();
-    const children = Array.from({ length: 4 }, () =>
-      fork(fixture('begin-process.ts'), [path, '500'], {
+    // Each starts a quarter further on and wraps around, so all 500 are contended by the end.
+    const children = Array.from({ length: 4 }, (_, i) =>
+      fork(fixture('begin-process.ts'), [path, '500', String(i * 125)], {
         execArgv: ['--conditions=@onceflow/source', '--import', 'tsx'],
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       }),
