@@ -9,6 +9,7 @@ import type {
 import {
   type DeliveryInit,
   brokerCall,
+  checkRetryDelay,
   createInFlight,
   createLifecycle,
   createSubscriptions,
@@ -84,6 +85,7 @@ export function createQTransport(config: QTransportConfig): Transport & Topology
       signal: lock.signal,
       ack: () => holding('ack', () => client.delete(queue, m.receiptHandle)),
       async retry({ delayMs }) {
+        checkRetryDelay(delayMs, capabilities.maxDelayMs); // a RangeError past the declared maximum
         await holding('retry', () => client.changeVisibility(queue, m.receiptHandle, delayMs));
       },
       async renewLock() {
