@@ -44,6 +44,65 @@ function runBench({ dir }) {
   });
 }
 
+/** Writes docs/benchmarks.md from the benches run so far (after each one, so a stopped run keeps what it measured). */
+function writeReport(done) {
+  const rows = existsSync(rowsFile)
+    ? readFileSync(rowsFile, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
+
+  const rate = (n) => `${Math.round(n).toLocaleString('en')}/s`;
+  const cpu = cpus();
+  const md = [
+    '# Benchmarks',
+    '',
+    `Written by \`pnpm bench\` on ${started.toISOString()}. Benchmarks never fail CI on a time; read`,
+    'the ratios (onceflow beside the raw client, measured side by side in the same run), not the',
+    'absolute rates, which swing with whatever else the machine is doing.',
+    '',
+    '## Machine',
+    '',
+    `- ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}, ${process.platform}/${process.arch}`,
+    `- load average (1, 5, 15 min) at the start: ${done[0]?.before ?? load()}, at the end: ${load()}`,
+    '',
+    '## Method',
+    '',
+    '- Each bench runs alone (one after another). Within a bench, onceflow and the raw client run in',
+    '  interleaved rounds (a, b, a, b, …) so load from elsewhere hits both alike; each figure is the',
+    '  median round. Brokers and databases are the local ones the tests use (loopback).',
+    '- "raw" is the broker client used directly for the same work (same message size, concurrency',
+    '  and guarantees where the raw client can give them); each bench names what its raw side does.',
+    '',
+    '## Summary: onceflow vs the raw client',
+    '',
+    '| bench | path | onceflow | raw | ratio | aim |',
+    '|---|---|---:|---:|---:|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.title} | ${r.name} | ${rate(r.ours)} | ${rate(r.raw)} | ${r.ratio.toFixed(2)}× | ≥ ${r.aim.toFixed(2)}× ${r.ratio >= r.aim ? 'met' : '**not met**'} |`,
+    ),
+    ...(rows.length === 0 ? ['| (no comparison rows printed) | | | | | |'] : []),
+    '',
+    'Benches that print their own tables (receiver latency, PostgreSQL inbox, costs per request)',
+    'appear below only.',
+    '',
+    ...done.flatMap((s) => [
+      `## ${s.manifest.name}`,
+      '',
+      `\`${s.manifest.scripts.bench}\` in \`${s.dir.slice(root.length)}\`: ${s.seconds} s, load average ${s.before} before, ${s.after} after${s.code === 0 ? '' : `, **exited ${s.code}**`}.`,
+      '',
+      '```text',
+      s.output.trimEnd(),
+      '```',
+      '',
+    ]),
+  ].join('\n');
+  writeFileSync(join(root, 'docs', 'benchmarks.md'), md);
+  return rows.length;
+}
+
 const started = new Date();
 const sections = [];
 let crashed = 0;
@@ -61,64 +120,10 @@ for (const bench of benches) {
     output,
     code,
   });
+  writeReport(sections);
 }
-
-const rows = existsSync(rowsFile)
-  ? readFileSync(rowsFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line))
-  : [];
+const rowCount = writeReport(sections);
 rmSync(temp, { recursive: true, force: true });
 
-const rate = (n) => `${Math.round(n).toLocaleString('en')}/s`;
-const cpu = cpus();
-const md = [
-  '# Benchmarks',
-  '',
-  `Written by \`pnpm bench\` on ${started.toISOString()}. Benchmarks never fail CI on a time; read`,
-  'the ratios (onceflow beside the raw client, measured side by side in the same run), not the',
-  'absolute rates, which swing with whatever else the machine is doing.',
-  '',
-  '## Machine',
-  '',
-  `- ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node.js ${process.version}, ${process.platform}/${process.arch}`,
-  `- load average (1, 5, 15 min) at the start: ${sections[0]?.before ?? load()}, at the end: ${load()}`,
-  '',
-  '## Method',
-  '',
-  '- Each bench runs alone (one after another). Within a bench, onceflow and the raw client run in',
-  '  interleaved rounds (a, b, a, b, …) so load from elsewhere hits both alike; each figure is the',
-  '  median round. Brokers and databases are the local ones the tests use (loopback).',
-  '- "raw" is the broker client used directly for the same work (same message size, concurrency',
-  '  and guarantees where the raw client can give them); each bench names what its raw side does.',
-  '',
-  '## Summary: onceflow vs the raw client',
-  '',
-  '| bench | path | onceflow | raw | ratio | aim |',
-  '|---|---|---:|---:|---:|---|',
-  ...rows.map(
-    (r) =>
-      `| ${r.title} | ${r.name} | ${rate(r.ours)} | ${rate(r.raw)} | ${r.ratio.toFixed(2)}× | ≥ ${r.aim.toFixed(2)}× ${r.ratio >= r.aim ? 'met' : '**not met**'} |`,
-  ),
-  ...(rows.length === 0 ? ['| (no comparison rows printed) | | | | | |'] : []),
-  '',
-  'Benches that print their own tables (receiver latency, PostgreSQL inbox, costs per request)',
-  'appear below only.',
-  '',
-  ...sections.flatMap((s) => [
-    `## ${s.manifest.name}`,
-    '',
-    `\`${s.manifest.scripts.bench}\` in \`${s.dir.slice(root.length)}\`: ${s.seconds} s, load average ${s.before} before, ${s.after} after${s.code === 0 ? '' : `, **exited ${s.code}**`}.`,
-    '',
-    '```text',
-    s.output.trimEnd(),
-    '```',
-    '',
-  ]),
-].join('\n');
-writeFileSync(join(root, 'docs', 'benchmarks.md'), md);
-console.log(
-  `\nwrote docs/benchmarks.md (${rows.length} comparison rows, ${sections.length} benches)`,
-);
+console.log(`\nwrote docs/benchmarks.md (${rowCount} comparison rows, ${sections.length} benches)`);
 process.exit(crashed ? 1 : 0);
