@@ -16,6 +16,10 @@ import { reliabilityDoc } from './report.js';
 import { runOnce } from './run.js';
 import { type HandlerMode, STACKS, type StackName } from './stack.js';
 
+// `--soak`: steady load, no faults, memory and lag sampled (soak-cli.ts).
+if (process.argv.includes('--soak'))
+  process.exit(await (await import('./soak-cli.js')).soakMain(process.argv.slice(2)));
+
 const { values } = parseArgs({
   options: {
     full: { type: 'boolean', default: false },

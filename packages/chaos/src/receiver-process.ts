@@ -17,9 +17,11 @@ import {
   type Transport,
 } from '@onceflow/core';
 import { killPoint } from './die.js';
+import { answerMemoryRequests } from './memory-report.js';
 import { openStack, specFromEnv } from './stack.js';
 
 async function main(): Promise<void> {
+  answerMemoryRequests();
   const spec = specFromEnv();
   const port = Number(process.env.CHAOS_PORT);
   const secret = process.env.CHAOS_SECRET ?? '';

@@ -16,6 +16,7 @@ import {
 } from '@onceflow/core';
 import { z } from 'zod';
 import { killPoint } from './die.js';
+import { answerMemoryRequests } from './memory-report.js';
 import { type HandlerMode, openStack, specFromEnv } from './stack.js';
 
 const effect = z.object({
@@ -36,6 +37,7 @@ function overriding<T extends object>(target: T, over: Partial<T>): T {
 }
 
 async function main(): Promise<void> {
+  answerMemoryRequests();
   const spec = specFromEnv();
   const mode = (process.env.CHAOS_MODE ?? 'helper') as HandlerMode;
   const die = killPoint();
