@@ -19,6 +19,7 @@ export function soakRow(r: SoakResult): string {
   const p50 = Math.max(...half.map((s) => s.p50Ms));
   const p99 = Math.max(...half.map((s) => s.p99Ms));
   const lags = r.samples.map((s) => s.accepted - s.processed);
+  const behind = Math.max(...r.samples.map((s) => s.behind));
   const backlogs = r.samples.map((s) => s.backlog).filter((b) => b !== undefined);
   const loads = r.samples.map((s) => s.load1);
   const procs = v.processes
@@ -27,7 +28,7 @@ export function soakRow(r: SoakResult): string {
         `${p.name} ${mb(p.startRss)}→${mb(p.endRss)} (${p.rssKbPerMin.toFixed(0)}; heap ${mb(p.startHeap)}→${mb(p.endHeap)}, ${p.heapKbPerMin.toFixed(0)})`,
     )
     .join('<br>');
-  return `| ${r.stack} | ${r.accepted} | ${procs} | ${Math.max(...lags)} / ${lags.at(-1)} (${v.lagPerMin.toFixed(1)}/min) | ${p50} / ${p99} | ${
+  return `| ${r.stack} | ${r.accepted} | ${procs} | ${Math.max(...lags)} / ${lags.at(-1)} (${v.lagPerMin.toFixed(1)}/min) | ${behind} | ${p50} / ${p99} | ${
     backlogs.length ? `${Math.max(...backlogs)} (${(v.backlogPerMin ?? 0).toFixed(1)}/min)` : '-'
   } | ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)} | ${r.lost} / ${r.doubled} | ${r.ok ? 'flat' : 'NOT FLAT'} |`;
 }
@@ -73,9 +74,9 @@ export async function soakMain(args: readonly string[]): Promise<number> {
     results.push(r);
   }
   log(
-    '\n| stack | accepted | RSS MB start→end (KB/min, 2nd half); heap after gc MB (KB/min) | lag max / end (slope) | p50 / p99 ms (worst 2nd-half window) | backlog max (slope) | load 1 min | lost / doubled | verdict |',
+    '\n| stack | accepted | RSS MB start→end (KB/min, 2nd half); heap after gc MB (KB/min) | lag max / end (slope) | sender behind max | p50 / p99 ms (worst 2nd-half window) | backlog max (slope) | load 1 min | lost / doubled | verdict |',
   );
-  log('|---|---|---|---|---|---|---|---|---|');
+  log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) log(soakRow(r));
   return results.every((r) => r.ok) ? 0 : 1;
 }

@@ -10,6 +10,8 @@ export interface SoakSample {
   readonly atMs: number;
   /** Events answered 2xx so far. */
   readonly accepted: number;
+  /** Events due by the rate that the sender has not sent yet (it keeps a bounded number open). */
+  readonly behind: number;
   /** Accepted events with a ledger row so far. */
   readonly processed: number;
   /** Time from the 2xx to the ledger row of the events processed since the previous sample (ms). */
@@ -89,7 +91,7 @@ export interface ProcessVerdict {
 
 export interface SoakVerdict {
   readonly processes: readonly ProcessVerdict[];
-  /** Second-half slope of accepted − processed (events/min). */
+  /** Second-half slope of accepted − processed + behind (events/min). */
   readonly lagPerMin: number;
   /** Second-half slope of the broker's backlog (events/min), where there is a probe. */
   readonly backlogPerMin?: number | undefined;
@@ -125,7 +127,8 @@ export function soakVerdict(
         heap < thresholds.heapKbPerMin,
     };
   });
-  const lagPerMin = perMinute(half, (s) => s.accepted - s.processed) ?? 0;
+  // Lag: accepted but not processed, plus due but not yet sent (a receiver that cannot keep up).
+  const lagPerMin = perMinute(half, (s) => s.accepted - s.processed + s.behind) ?? 0;
   const backlogPerMin = perMinute(half, (s) => s.backlog);
   return {
     processes,
@@ -162,6 +165,7 @@ export function formatSamples(samples: readonly SoakSample[]): string[] {
       [
         (s.atMs / 1000).toFixed(0),
         String(s.accepted),
+        String(s.behind),
         String(s.accepted - s.processed),
         String(Math.round(s.p50Ms)),
         String(Math.round(s.p99Ms)),

@@ -54,6 +54,8 @@ export interface SoakResult {
   readonly ok: boolean;
 }
 
+/** Open requests the sender allows itself. */
+const MAX_IN_FLIGHT = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const stripe = new Stripe('sk_test_chaos');
 
@@ -180,7 +182,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       Math.floor(((Date.now() - started) / 1000) * rate),
       Math.floor((loadMs / 1000) * rate),
     );
-    for (; sent < due; sent++) {
+    // A sender with a bounded number of open requests, as real ones have: one that cannot keep
+    // up falls behind (the `behind` of a sample) instead of piling up retries.
+    for (; sent < due && inFlight.size < MAX_IN_FLIGHT; sent++) {
       const p = deliver(sent);
       inFlight.add(p);
       void p.finally(() => inFlight.delete(p));
@@ -218,6 +222,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const s: SoakSample = {
       atMs,
       accepted: accepted.size,
+      behind: Math.max(0, Math.floor((atMs / 1000) * rate) - sent),
       processed: seen.size,
       p50Ms: quantile(latencies, 0.5),
       p99Ms: quantile(latencies, 0.99),

@@ -25,6 +25,7 @@ function soak(at: (minute: number) => Partial<SoakSample> & { rss?: number; heap
     samples.push({
       atMs: t,
       accepted: v.accepted ?? t / 20,
+      behind: v.behind ?? 0,
       processed: v.processed ?? t / 20 - 40,
       p50Ms: 30,
       p99Ms: 200,
@@ -110,4 +111,10 @@ it('lag or backlog growing faster than 1 % of the rate is not flat', () => {
   expect(backlog.lagPerMin).toBeCloseTo(0);
   expect(backlog.backlogPerMin).toBeCloseTo(60);
   expect(backlog.lagFlat).toBe(false);
+  const behind = soakVerdict(
+    soak((m) => ({ behind: 50 * m })),
+    defaultThresholds(50),
+  );
+  expect(behind.lagPerMin).toBeCloseTo(50);
+  expect(behind.lagFlat).toBe(false);
 });
