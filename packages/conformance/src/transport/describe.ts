@@ -1,7 +1,11 @@
-import { hasHealthCheck } from '@onceflow/core';
+import { type Transport, hasHealthCheck } from '@onceflow/core';
 import { afterAll, describe, it } from 'vitest';
 import { createRecorder, defaultRecordDir, jsonCapabilities } from '../matrix.js';
-import { type TransportConformanceOptions, resolveTimeouts } from '../options.js';
+import {
+  type ResolvedTimeouts,
+  type TransportConformanceOptions,
+  resolveTimeouts,
+} from '../options.js';
 import { createTransportFixture, freshQueueName } from './fixture.js';
 import type { ScenarioContext, ScenarioGroup } from './scenario.js';
 import { backlogScenarios, hasBacklog } from './scenarios/backlog.js';
@@ -31,6 +35,29 @@ const groups: readonly ScenarioGroup[] = [
 ];
 
 /**
+ * A transport made by `createTransport` (closed again), its capabilities checked against the
+ * `lockMs` asked for, and the optional scenario groups of the abilities it implements.
+ */
+async function readProbe(
+  options: TransportConformanceOptions,
+  t: ResolvedTimeouts,
+): Promise<{ probe: Transport; optional: readonly ScenarioGroup[] }> {
+  const probe = await options.createTransport({ queue: freshQueueName(), lockMs: t.lockMs });
+  const caps = probe.capabilities;
+  const optional: readonly ScenarioGroup[] = [
+    ...(hasBacklog(probe) ? [backlogScenarios] : []),
+    ...(hasHealthCheck(probe) ? [healthCheckScenarios] : []),
+  ];
+  await probe.close();
+  if (caps.lock.ms !== t.lockMs) {
+    throw new RangeError(
+      `createTransport({ lockMs: ${t.lockMs} }) made a transport whose capabilities.lock.ms is ${caps.lock.ms}: pass lockMs to its config`,
+    );
+  }
+  return { probe, optional };
+}
+
+/**
  * Registers the transport conformance suite with vitest: one test per scenario, each on its own
  * fresh queue. Capabilities are read from a transport made by `createTransport` (transports are
  * never started by the suite, except in the TopologySetup scenario); every declared capability is tested, and for each one not declared, its fallback.
@@ -50,19 +77,18 @@ export function describeTransportConformance(
 ): void {
   const t = resolveTimeouts(options.timeouts);
   describe(`transport conformance: ${label}`, async () => {
-    const probe = await options.createTransport({ queue: freshQueueName(), lockMs: t.lockMs });
-    const caps = probe.capabilities;
-    // Optional abilities the transport implements add their scenarios.
-    const optional: readonly ScenarioGroup[] = [
-      ...(hasBacklog(probe) ? [backlogScenarios] : []),
-      ...(hasHealthCheck(probe) ? [healthCheckScenarios] : []),
-    ];
-    await probe.close();
-    if (caps.lock.ms !== t.lockMs) {
-      throw new RangeError(
-        `createTransport({ lockMs: ${t.lockMs} }) made a transport whose capabilities.lock.ms is ${caps.lock.ms}: pass lockMs to its config`,
-      );
+    let probe: Transport;
+    let optional: readonly ScenarioGroup[];
+    try {
+      ({ probe, optional } = await readProbe(options, t));
+    } catch (error) {
+      // A failing test, not a failed collection: the run reports it like any broken promise.
+      it('createTransport makes a transport that declares the lockMs it was given', () => {
+        throw error;
+      });
+      return;
     }
+    const caps = probe.capabilities;
     const recorder = createRecorder({
       kind: 'transport',
       label,

@@ -15,9 +15,16 @@ const deadLettersOf = (transport: Transport): BrokerDeadLetters => {
 };
 
 const movesPastLimit = (limit: number): TransportScenario => ({
-  name: `after deliveryLimit (${limit}) deliveries a message moves to the broker’s dead letters, read back whole by consumeDeadLetters with attempt ${limit} (the deliveries it had)`,
+  name: `after deliveryLimit (${limit}) deliveries a message moves to the broker’s dead letters, read back whole by consumeDeadLetters with attempt ${limit} (the deliveries it had), and only on its own queue`,
   proves: ['deliveryLimit'],
   async run({ fixture, t }) {
+    // Another queue's dead-letter reader, subscribed first: it must never see this queue's letters.
+    await using elsewhere = await fixture();
+    const strangers = createHandlerSpy((d) => d.ack(), { timeoutMs: t.deliveryMs });
+    const strangersSub = await deadLettersOf(elsewhere.transport).consumeDeadLetters(
+      strangers.handler('other queue'),
+      { concurrency: 1 },
+    );
     await using fx = await fixture();
     const event = testEnvelope({ payload: NON_UTF8_BYTES, key: 'k-1' });
     const spy = createHandlerSpy((d) => d.retry({ delayMs: 0 }), { timeoutMs: t.deliveryMs });
@@ -36,7 +43,9 @@ const movesPastLimit = (limit: number): TransportScenario => ({
     expect(letter.attempt, 'a dead letter’s attempt: the deliveries it had').toBe(limit);
     await sleep(t.quietMs);
     expect(spy.count('received', event.id), 'no delivery past the limit').toBe(limit);
+    expect(strangers.count('received'), 'dead letters read on another queue').toBe(0);
     await sub.close();
+    await strangersSub.close();
   },
 });
 

@@ -25,7 +25,12 @@ function guardedSpy(ctx: ScenarioContext) {
 const declared: TransportScenario = {
   name: 'drops a re-publish with the same dedupe key within the declared window, and delivers a distinct key',
   proves: ['brokerDedupe'],
-  async run({ fixture, t }) {
+  async run({ fixture, caps, t }) {
+    const window = caps.brokerDedupe === false ? undefined : caps.brokerDedupe.windowMs;
+    expect(
+      typeof window === 'number' && window > 0,
+      `the declared window is a number of ms above 0, got ${window}`,
+    ).toBe(true);
     await using fx = await fixture();
     const event = testEnvelope();
     const sentinel = testEnvelope();
@@ -45,6 +50,35 @@ const declared: TransportScenario = {
     expect(spy.count('received', event.id), 'one delivery per distinct dedupe key').toBe(2);
   },
 };
+
+/**
+ * A window short enough to wait out: a re-publish inside it is dropped, one after it delivered
+ * again. The window starts when the broker takes the first publish, within `publish()`'s call.
+ */
+const expires = (windowMs: number): TransportScenario => ({
+  name: 'remembers a dedupe key for the declared window (ms) and delivers a re-publish once the window has passed',
+  proves: ['brokerDedupe'],
+  async run({ fixture, t }) {
+    await using fx = await fixture();
+    const event = testEnvelope();
+    const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs });
+    await fx.consume(spy.handler(), { concurrency: 1 });
+    const asked = Date.now();
+    await fx.publish(event);
+    const taken = Date.now();
+    await spy.waitFor(event.id, 'processed');
+    await sleep(Math.max(0, asked + windowMs * 0.3 - Date.now()));
+    await fx.publish(event); // inside the window (it began at `asked` or later)
+    await sleep(Math.max(0, taken + windowMs + 20 - Date.now()));
+    await fx.publish(event); // past the window (it began at `taken` or earlier)
+    await spy.waitForCount('processed', 2, { id: event.id });
+    await sleep(t.quietMs);
+    expect(
+      spy.count('received', event.id),
+      'deliveries: the first, and the one past the window',
+    ).toBe(2);
+  },
+});
 
 const fallback: TransportScenario = {
   name: 'without broker dedupe, a re-publish may arrive twice and the event record’s guard keeps its effect once',
@@ -91,8 +125,15 @@ const guardAlways: TransportScenario = {
   },
 };
 
-/** Broker dedupe when declared, the guard fallback when not, and the guard in any case. */
-export const dedupeScenarios: ScenarioGroup = (caps) => [
+/**
+ * Broker dedupe when declared (and its expiry, for a window short enough to wait out), the guard
+ * fallback when not, and the guard in any case.
+ */
+export const dedupeScenarios: ScenarioGroup = (caps, t) => [
   caps.brokerDedupe === false ? fallback : declared,
+  // Only a window the suite can wait out (a transport configured with a short one).
+  ...(caps.brokerDedupe !== false && caps.brokerDedupe.windowMs <= t.deliveryMs
+    ? [expires(caps.brokerDedupe.windowMs)]
+    : []),
   guardAlways,
 ];

@@ -14,7 +14,9 @@ export const lifecycleScenarios: ScenarioGroup = () => [
       await using fx = await fixture();
       const setup = fx.transport as Partial<TopologySetup>;
       if (typeof setup.start === 'function') {
-        await Promise.all([setup.start(), setup.start()]);
+        const starting = [setup.start(), setup.start()];
+        for (const s of starting) expect(s, 'start() returns a promise').toBeInstanceOf(Promise);
+        await Promise.all(starting);
         await setup.start();
       }
       const event = testEnvelope();
