@@ -8,3 +8,16 @@ export {
   type RabbitMqServerOptions,
   startRabbitMqServer,
 } from './rabbitmq.js';
+// ElasticMQ: an SQS server of the test's own (own port, H2 persistence), SIGKILLed and restarted at will
+export {
+  type ElasticMqServer,
+  type ElasticMqServerOptions,
+  startElasticMqServer,
+} from './elasticmq.js';
+// PostgreSQL: a cluster of the test's own (initdb, own port), stopped (fast, immediate, SIGKILL) and restarted at will
+export {
+  type PostgresServer,
+  type PostgresServerOptions,
+  type PostgresStopMode,
+  startPostgresServer,
+} from './postgres.js';
