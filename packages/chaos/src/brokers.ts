@@ -1,4 +1,11 @@
-import { startKafkaServer, startRabbitMqServer, startRedisServer } from '@onceflow/test-servers';
+import {
+  type PostgresStopMode,
+  startElasticMqServer,
+  startKafkaServer,
+  startPostgresServer,
+  startRabbitMqServer,
+  startRedisServer,
+} from '@onceflow/test-servers';
 import type { StackName } from './stack.js';
 
 /** The harness's own broker instance for one stack: never the machine's shared services. */
@@ -13,7 +20,10 @@ export interface ChaosBroker extends AsyncDisposable {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Ports of the harness's brokers: `CHAOS_PORT_BASE` (default 5790) + 0 RabbitMQ, + 1 Redis, + 2/3 Kafka. */
+/**
+ * Ports of the harness's servers: `CHAOS_PORT_BASE` (default 5790) + 0 RabbitMQ, + 1 Redis,
+ * + 2/3 Kafka, + 4 ElasticMQ, + 5 PostgreSQL.
+ */
 const base = () => Number(process.env.CHAOS_PORT_BASE ?? 5790);
 
 export async function startBroker(stack: StackName): Promise<ChaosBroker> {
@@ -64,5 +74,39 @@ export async function startBroker(stack: StackName): Promise<ChaosBroker> {
         [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
       };
     }
+    case 'sqs': {
+      // ElasticMQ with its messages in an H2 file, so a SIGKILL and a start bring them back.
+      const server = await startElasticMqServer({ port: base() + 4, persist: true });
+      return {
+        url: server.endpoint,
+        restartable: true,
+        async restart(downMs) {
+          await server.kill();
+          await sleep(downMs);
+          await server.start();
+        },
+        [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
+      };
+    }
   }
+}
+
+/** The harness's own PostgreSQL (`--pg own`), restarted once per run at a point of the seed's. */
+export interface ChaosPostgres extends AsyncDisposable {
+  readonly url: string;
+  /** Stops it (`mode`), waits `downMs`, starts it again (crash recovery included). */
+  restart(mode: PostgresStopMode, downMs: number): Promise<void>;
+}
+
+export async function startPostgres(): Promise<ChaosPostgres> {
+  const server = await startPostgresServer({ port: base() + 5 });
+  return {
+    url: server.url,
+    async restart(mode, downMs) {
+      await server.stop(mode);
+      await sleep(downMs);
+      await server.start();
+    },
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
+  };
 }

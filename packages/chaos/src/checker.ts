@@ -30,8 +30,15 @@ export interface Summary {
   readonly p99Ms: number;
   readonly faults: readonly string[];
   readonly statuses: Readonly<Record<string, number>>;
+  /** With a PostgreSQL restart: the receivers' answers while it was down. */
+  readonly outageAnswers?: Readonly<Record<string, number>> | undefined;
+  /**
+   * HTTP answers other than 503 and 2xx while PostgreSQL was down (a 2xx is right for an event
+   * whose claim was stored and published before it went down).
+   */
+  readonly outageMisanswers: number;
   readonly durationMs: number;
-  /** lost > 0, forged or unexpected rows, or (helper mode) doubled > 0. */
+  /** lost > 0, forged or unexpected rows, outage misanswers, or (helper mode) doubled > 0. */
   readonly failed: boolean;
 }
 
@@ -63,6 +70,7 @@ export async function check(input: {
   readonly records: RecordStore;
   readonly faults: readonly string[];
   readonly statuses: ReadonlyMap<string, number>;
+  readonly outageAnswers?: ReadonlyMap<string, number> | undefined;
   readonly durationMs: number;
 }): Promise<Summary> {
   const byId = new Map(input.rows.map((r) => [r.id, r]));
@@ -84,6 +92,10 @@ export async function check(input: {
   const starts = await processingStarts(input.records, done);
   latencies.sort((a, b) => a - b);
   const doubled = doubledRows.length;
+  // `timeout` and `refused` are a receiver being replaced (it cannot start without its store).
+  const outageMisanswers = [...(input.outageAnswers ?? [])]
+    .filter(([status]) => /^\d+$/.test(status) && status !== '503' && !status.startsWith('2'))
+    .reduce((n, [, count]) => n + count, 0);
   return {
     stack: input.stack,
     mode: input.mode,
@@ -106,12 +118,15 @@ export async function check(input: {
     p99Ms: quantile(latencies, 0.99),
     faults: input.faults,
     statuses: Object.fromEntries(input.statuses),
+    outageAnswers: input.outageAnswers && Object.fromEntries(input.outageAnswers),
+    outageMisanswers,
     durationMs: input.durationMs,
     failed:
       lost > 0 ||
       unexpected > 0 ||
       input.forgedAccepted > 0 ||
       input.gaveUp.size > 0 ||
+      outageMisanswers > 0 ||
       (input.mode === 'helper' && doubled > 0),
   };
 }

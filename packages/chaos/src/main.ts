@@ -1,6 +1,6 @@
 /**
  * `pnpm chaos [--full] [--stacks embedded,rabbitmq] [--modes helper,plain] [--seeds 1,2,3 | --seed-count N]
- * [--events N] [--report docs/reliability.md]`
+ * [--events N] [--pg own] [--report docs/reliability.md]`
  *
  * The bounded sample (default): 3 seeds × 300 events per stack, helper and plain handlers.
  * `--full`: 20 seeds × 10 000 events per stack, its table written to docs/reliability.md.
@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startBroker } from './brokers.js';
+import { startBroker, startPostgres } from './brokers.js';
 import { formatSummary, type Summary } from './checker.js';
 import { reliabilityDoc } from './report.js';
 import { runOnce } from './run.js';
@@ -29,6 +29,8 @@ const { values } = parseArgs({
     'seed-count': { type: 'string' },
     events: { type: 'string' },
     report: { type: 'string' },
+    // `own`: the PostgreSQL stacks use a PostgreSQL of the harness's own, restarted once a run.
+    pg: { type: 'string', default: 'shared' },
   },
 });
 const full = values.full ?? false;
@@ -62,16 +64,21 @@ log(
   `onceflow chaos: stacks ${stacks.join(', ')}; modes ${modes.join(', ')}; seeds ${seeds.join(', ')}; ${events} events a run`,
 );
 const summaries: Summary[] = [];
-for (const stack of stacks) {
-  log(`\n== ${stack}: starting the harness's own broker`);
-  await using broker = await startBroker(stack);
-  for (const seed of seeds)
-    for (const mode of modes) {
-      log(`\n-- ${stack}/${mode}`);
-      const summary = await runOnce({ stack, mode, seed, events, broker, log });
-      for (const line of formatSummary(summary)) log(line);
-      summaries.push(summary);
-    }
+{
+  // In a block: disposed before process.exit below.
+  await using postgres = values.pg === 'own' ? await startPostgres() : undefined;
+  for (const stack of stacks) {
+    log(`\n== ${stack}: starting the harness's own broker`);
+    await using broker = await startBroker(stack);
+    for (const seed of seeds)
+      for (const mode of modes) {
+        log(`\n-- ${stack}/${mode}`);
+        const pg = stack === 'embedded' ? undefined : postgres;
+        const summary = await runOnce({ stack, mode, seed, events, broker, log, postgres: pg });
+        for (const line of formatSummary(summary)) log(line);
+        summaries.push(summary);
+      }
+  }
 }
 const failed = summaries.filter((s) => s.failed);
 log(`\n${summaries.length - failed.length} passed, ${failed.length} failed`);

@@ -29,10 +29,19 @@ export interface FaultPlan {
   readonly concurrentShare: number;
   /** Share of events replayed right after sending (within the dedupe window) and after it. */
   readonly replayShare: number;
+  /** With the harness's own PostgreSQL: one restart at this share of events accepted. */
+  readonly postgresRestart?:
+    | { readonly at: number; readonly mode: 'fast' | 'immediate' | 'kill'; readonly downMs: number }
+    | undefined;
 }
 
 /** The fault plan of `seed` for `events` events. */
-export function planFor(seed: number, events: number, restarts: boolean): FaultPlan {
+export function planFor(
+  seed: number,
+  events: number,
+  restarts: boolean,
+  postgresRestart = false,
+): FaultPlan {
   const rng = mulberry32(seed);
   // Each worker kill lands within the first share of the events a worker handles.
   const reach = Math.max(4, Math.floor(events / 10));
@@ -42,7 +51,7 @@ export function planFor(seed: number, events: number, restarts: boolean): FaultP
   const receivers = rng
     .shuffle([...RECEIVER_KILL_POINTS])
     .map((point) => ({ point, after: rng.int(3, reach) }));
-  return {
+  const plan: FaultPlan = {
     seed,
     events,
     workers,
@@ -59,6 +68,17 @@ export function planFor(seed: number, events: number, restarts: boolean): FaultP
     concurrentShare: 0.02 + rng.next() * 0.06,
     replayShare: 0.05,
   };
+  // Drawn after everything else, so a seed's other faults are the same with or without it.
+  if (!postgresRestart) return plan;
+  const modes = ['fast', 'immediate', 'kill'] as const;
+  return {
+    ...plan,
+    postgresRestart: {
+      at: 0.2 + rng.next() * 0.6,
+      mode: modes[rng.int(0, 2)] ?? 'fast',
+      downMs: rng.int(500, 2500),
+    },
+  };
 }
 
 /** The plan in one line per fault, as printed before a run. */
@@ -72,5 +92,10 @@ export function describePlan(plan: FaultPlan): string[] {
     plan.brokerRestarts.length
       ? `  broker restarts at ${plan.brokerRestarts.map((r) => `${pct(r.at)} accepted (down ${r.downMs} ms)`).join(', ')}`
       : '  no broker restart',
+    ...(plan.postgresRestart
+      ? [
+          `  PostgreSQL stopped (${plan.postgresRestart.mode}) at ${pct(plan.postgresRestart.at)} accepted, started again after ${plan.postgresRestart.downMs} ms`,
+        ]
+      : []),
   ];
 }

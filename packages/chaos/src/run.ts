@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ChaosBroker } from './brokers.js';
+import type { ChaosBroker, ChaosPostgres } from './brokers.js';
 import { check, type Summary } from './checker.js';
 import { type Child, forkChild, stopChild } from './children.js';
 import { describePlan, type KillAt, planFor } from './plan.js';
@@ -27,6 +27,11 @@ export interface RunOptions {
   readonly lockMs?: number | undefined;
   /** Longest wait for every accepted event to reach the ledger (ms). */
   readonly drainTimeoutMs?: number | undefined;
+  /**
+   * The harness's own PostgreSQL for the inbox, record and ledger (instead of the shared one),
+   * restarted once at the point the seed draws. PostgreSQL-backed stacks only.
+   */
+  readonly postgres?: ChaosPostgres | undefined;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -49,9 +54,10 @@ const dieEnv = (k: KillAt | undefined) => (k ? `${k.point}:${k.after}` : '');
  * the sender, the faults as planned, then the checker over the ledger. Cleans up what it created.
  */
 export async function runOnce(options: RunOptions): Promise<Summary> {
-  const { stack, mode, seed, events, broker, log } = options;
+  const { stack, mode, seed, events, broker, log, postgres } = options;
+  if (postgres && stack === 'embedded') throw new Error('the embedded stack has no PostgreSQL');
   const lockMs = options.lockMs ?? 3_000;
-  const plan = planFor(seed, events, broker.restartable);
+  const plan = planFor(seed, events, broker.restartable, postgres !== undefined);
   for (const line of describePlan(plan)) log(line);
   const started = Date.now();
   const runId = `${seed}_${randomBytes(3).toString('hex')}`;
@@ -60,7 +66,8 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     stack,
     runId,
     file: embeddedFile(dir),
-    pgUrl: process.env.ONCEFLOW_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    pgUrl:
+      postgres?.url ?? process.env.ONCEFLOW_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
     brokerUrl: broker.url,
     lockMs,
     dedupeWindowMs: DEDUPE_WINDOW_MS,
@@ -78,6 +85,20 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   const port = await freePort();
   const secret = `whsec_${randomBytes(12).toString('hex')}`;
 
+  // A process that cannot start (its store or broker is down) is started again until it is ready.
+  const startUntilReady = async (what: string, start: () => Promise<Child>): Promise<Child> => {
+    for (let failures = 0; ; failures++) {
+      try {
+        const child = await start();
+        if (failures > 0) faults.push(`${what} started after ${failures} failed starts`);
+        return child;
+      } catch (err) {
+        if (stopping) throw err;
+        await sleep(Math.min(2_000, 100 * 2 ** failures));
+      }
+    }
+  };
+
   // Receivers: each generation takes the next kill point; one that died is replaced.
   let receiverGen = 0;
   let receiver: Child | undefined;
@@ -85,13 +106,15 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   let receiverReady: Promise<void> = Promise.resolve();
   const spawnReceiver = async (): Promise<void> => {
     const die = plan.receivers[receiverGen++];
-    const child = await forkChild(
-      './receiver-process.ts',
-      env({
-        CHAOS_PORT: String(port),
-        CHAOS_SECRET: secret,
-        CHAOS_DIE: dieEnv(die),
-      }),
+    const child = await startUntilReady('a receiver', () =>
+      forkChild(
+        './receiver-process.ts',
+        env({
+          CHAOS_PORT: String(port),
+          CHAOS_SECRET: secret,
+          CHAOS_DIE: dieEnv(die),
+        }),
+      ),
     );
     receiver = child;
     void child.exited.then((how) => {
@@ -110,7 +133,9 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   const workers = new Set<Child>();
   const spawnWorker = async (): Promise<void> => {
     const die = plan.workers[workerGen++];
-    const child = await forkChild('./worker-process.ts', env({ CHAOS_DIE: dieEnv(die) }));
+    const child = await startUntilReady('a worker', () =>
+      forkChild('./worker-process.ts', env({ CHAOS_DIE: dieEnv(die) })),
+    );
     workers.add(child);
     void child.exited.then((how) => {
       workers.delete(child);
@@ -132,7 +157,33 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   let killedReceiver = false;
   const restarts = [...plan.brokerRestarts];
   let restarting: Promise<void> = Promise.resolve();
+  // The receivers' answers while PostgreSQL is down: 503 (or no answer from a receiver being
+  // replaced), never a 2xx for an event not stored, never another error.
+  let outage: Map<string, number> | undefined;
+  const outageAnswers = new Map<string, number>();
+  let postgresRestart = postgres ? plan.postgresRestart : undefined;
   const onAccepted = (accepted: number) => {
+    if (postgres && postgresRestart && accepted / events >= postgresRestart.at) {
+      const { mode: how, downMs } = postgresRestart;
+      postgresRestart = undefined;
+      outage = outageAnswers;
+      const t = Date.now();
+      track(
+        postgres.restart(how, downMs).then(
+          () => {
+            outage = undefined;
+            const answers = [...outageAnswers].map(([k, v]) => `${k}×${v}`).join(' ') || 'none';
+            faults.push(
+              `PostgreSQL stopped (${how}) at ${accepted} accepted, ${Date.now() - t} ms down; answers meanwhile: ${answers}`,
+            );
+          },
+          (err: unknown) => {
+            outage = undefined;
+            faults.push(`PostgreSQL restart failed: ${err}`);
+          },
+        ),
+      );
+    }
     const share = accepted / events;
     if (!killedReceiver && share >= plan.receiverKillAt) {
       killedReceiver = true;
@@ -178,6 +229,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     concurrency: 8,
     timeoutMs: 3_000,
     onAccepted,
+    onAnswer: (status) => outage?.set(status, (outage.get(status) ?? 0) + 1),
   });
   const { report } = sender;
   try {
@@ -205,7 +257,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     if (receiver) await stopChild(receiver);
   }
   const summary = await check({
-    stack,
+    stack: postgres ? `${stack}+pg-restart` : stack,
     mode,
     seed,
     events,
@@ -217,6 +269,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     records: owner.records,
     faults,
     statuses: report.statuses,
+    outageAnswers: postgres ? outageAnswers : undefined,
     durationMs: Date.now() - started,
   });
   await owner.close();

@@ -17,6 +17,8 @@ export interface SenderOptions {
   readonly timeoutMs: number;
   /** Called after each newly accepted event, with the number accepted so far. */
   readonly onAccepted?: ((accepted: number) => void) | undefined;
+  /** Called with each delivery's answer: an HTTP status, `timeout` or `refused`. */
+  readonly onAnswer?: ((status: string) => void) | undefined;
 }
 
 export interface SendReport {
@@ -85,6 +87,7 @@ export function createSender(options: SenderOptions) {
     for (let attempt = 0; Date.now() < giveUpAt; attempt++) {
       const status = await post(payload);
       count(status);
+      options.onAnswer?.(status);
       answers.push(status);
       if (status.startsWith('2')) {
         if (!report.accepted.has(id)) {

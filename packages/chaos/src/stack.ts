@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { createBullmqTransport } from '@onceflow/adapter-bullmq';
 import { createKafkaTransport } from '@onceflow/adapter-kafka';
 import { createRabbitMqTransport } from '@onceflow/adapter-rabbitmq';
+import { createSqsTransport } from '@onceflow/adapter-sqs';
 import {
   createLogger,
   type HandlerContext,
@@ -13,7 +14,7 @@ import { createEmbedded, markProcessedInTransaction } from '@onceflow/embedded';
 import { createPostgresInbox, markProcessed, migrate } from '@onceflow/inbox-postgres';
 import pg from 'pg';
 
-export const STACKS = ['embedded', 'rabbitmq', 'bullmq', 'kafka'] as const;
+export const STACKS = ['embedded', 'rabbitmq', 'bullmq', 'kafka', 'sqs'] as const;
 export type StackName = (typeof STACKS)[number];
 
 /**
@@ -30,7 +31,7 @@ export interface StackSpec {
   /** The embedded stack's SQLite file. */
   readonly file: string;
   readonly pgUrl: string;
-  /** The harness's own broker: AMQP URL, Redis URL or Kafka bootstrap address. */
+  /** The harness's own broker: AMQP URL, Redis URL, Kafka bootstrap address or SQS endpoint. */
   readonly brokerUrl: string;
   readonly lockMs: number;
   /** Broker dedupe window asked of transports that take one (BullMQ, embedded). */
@@ -90,6 +91,21 @@ function transportFor(spec: StackSpec): Transport {
         heartbeatIntervalMs: 500,
         lockMs: spec.lockMs,
         fetchWaitMs: 200,
+        logger: quiet(),
+      });
+    case 'sqs':
+      // A FIFO queue: SQS's own dedupe (5 minutes) on the receiver's dedupe key.
+      return createSqsTransport({
+        queue,
+        fifo: true,
+        clientConfig: {
+          endpoint: spec.brokerUrl,
+          region: 'us-east-1',
+          credentials: { accessKeyId: 'chaos', secretAccessKey: 'chaos' }, // ignored by ElasticMQ
+        },
+        lockMs: spec.lockMs,
+        // Short polls: a worker asked to stop waits for its open poll.
+        waitTimeSeconds: 1,
         logger: quiet(),
       });
     case 'embedded':
