@@ -49,6 +49,50 @@ const movesPastLimit = (limit: number): TransportScenario => ({
   },
 });
 
+/**
+ * The last delivery is left unsettled by a consumer that is closing, so the message passes its
+ * limit while no consumer runs. The next consumer must move it to the dead letters and go on to
+ * the message behind it on the same key, with nothing else happening on the queue.
+ */
+const diesWhileStopped = (limit: number): TransportScenario => ({
+  name: 'a message past deliveryLimit while no consumer runs moves to the dead letters when one starts, and the next message of its key follows',
+  proves: ['deliveryLimit'],
+  async run({ fixture, t }) {
+    await using fx = await fixture();
+    const dying = testEnvelope({ key: 'k-dies' });
+    const next = testEnvelope({ key: 'k-dies' });
+    const stopping = fx.gate();
+    const spy = createHandlerSpy(
+      async (d, { consumer }) => {
+        if (d.envelope.id !== dying.id) return d.ack();
+        if (consumer !== 'before') throw new Error('delivered past its deliveryLimit');
+        if (d.attempt < limit) return d.retry({ delayMs: 0 });
+        await stopping.opened; // the process is stopping: leave the last delivery unsettled
+      },
+      { timeoutMs: t.deliveryMs * 4 },
+    );
+    const before = await fx.open();
+    const sub = await fx.consume(spy.handler('before'), { concurrency: 1 }, before);
+    await fx.publish(dying, next);
+    await spy.waitFor(dying.id, 'received', { attempt: limit });
+    const closing = sub.close();
+    stopping.open();
+    await closing;
+    await before.close();
+
+    await fx.consume(spy.handler('after'), { concurrency: 1 });
+    await spy.waitFor(next.id, 'processed');
+    const letters = createHandlerSpy((d) => d.ack(), { timeoutMs: t.deliveryMs * 2 });
+    const sub2 = await deadLettersOf(fx.transport).consumeDeadLetters(letters.handler('dlq'), {
+      concurrency: 1,
+    });
+    const letter = await letters.waitFor(dying.id, 'processed');
+    expect(letter.attempt, 'a dead letter’s attempt: the deliveries it had').toBe(limit);
+    expect(spy.count('received', dying.id), 'deliveries of the dead letter').toBe(limit);
+    await sub2.close();
+  },
+});
+
 const keepsTrying: TransportScenario = {
   name: 'without a deliveryLimit a message is delivered again however often it is retried',
   proves: ['deliveryLimit'],
@@ -67,5 +111,7 @@ const keepsTrying: TransportScenario = {
 
 /** The broker's own dead-letter destination, the safety net behind the event record. */
 export const deadLetterScenarios: ScenarioGroup = (caps) => [
-  caps.deliveryLimit === false ? keepsTrying : movesPastLimit(caps.deliveryLimit),
+  ...(caps.deliveryLimit === false
+    ? [keepsTrying]
+    : [movesPastLimit(caps.deliveryLimit), diesWhileStopped(caps.deliveryLimit)]),
 ];
