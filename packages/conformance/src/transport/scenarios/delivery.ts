@@ -19,6 +19,7 @@ export const deliveryScenarios: ScenarioGroup = () => [
     proves: [],
     async run({ fixture, t }) {
       await using fx = await fixture(); // never started: publish and consume need no start()
+      expect(fx.transport.name, 'the transport names its broker in a word').toMatch(/^\S+$/);
       const sent = [
         testEnvelope({
           key: 'cus_9',
