@@ -28,7 +28,7 @@ export {
   UNDECODABLE,
   decodeDelivery,
 } from './transport-kit/decode-delivery.js';
-export { encodeWithinLimit } from './transport-kit/message-size.js';
+export { assertEncodesWithin, encodeWithinLimit } from './transport-kit/message-size.js';
 export { dedupeKeyOf } from './transport-kit/dedupe-key.js';
 
 // Event-record stores: the same cursor and trace id on every store
@@ -67,7 +67,7 @@ export { type InFlight, createInFlight } from './transport-kit/in-flight.js';
 export { parseConsumeOptions } from './transport-kit/consume-options.js';
 export { type Subscriptions, createSubscriptions } from './transport-kit/subscriptions.js';
 export { type LockWatch, type LockWatchOptions, watchLock } from './transport-kit/lock-watch.js';
-export { type BrokerCallOptions, brokerCall } from './transport-kit/broker-call.js';
+export { type BrokerCallOptions, brokerCall, brokerError } from './transport-kit/broker-call.js';
 export { type Backoff, type BackoffOptions, createBackoff } from './transport-kit/backoff.js';
 export {
   DEFAULT_PUBLISH_TIMEOUT_MS,

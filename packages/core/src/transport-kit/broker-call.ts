@@ -10,9 +10,7 @@ export interface BrokerCallOptions {
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
- * Runs one broker call and turns what it throws into the contract's errors, the broker's error as
- * `cause`: onceflow errors pass through, a lost lock (`lockLost`) becomes `LockLostError`, and
- * anything else (connection refused, broker restarting, timeouts) `TransportUnavailableError`.
+ * Runs one broker call and turns what it throws into the contract's errors (see `brokerError`).
  *
  * @example
  * const asTransport = <T>(what: string, run: () => Promise<T>) =>
@@ -26,10 +24,27 @@ export async function brokerCall<T>(
   try {
     return await run();
   } catch (err) {
-    if (err instanceof OnceflowError) throw err;
-    const text = (options.describe ?? message)(err);
-    if (options.lockLost?.(err))
-      throw new LockLostError(`${what}: the lock is lost (${text})`, { cause: err });
-    throw new TransportUnavailableError(`${what} failed: ${text}`, { cause: err });
+    throw brokerError(what, err, options);
   }
+}
+
+/**
+ * What a broker's failure is in the contract's terms, the broker's error as `cause`: onceflow
+ * errors pass through, a lost lock (`lockLost`) becomes `LockLostError`, and anything else
+ * (connection refused, broker restarting, timeouts) `TransportUnavailableError`. For callbacks
+ * that settle a promise of their own (a publisher confirm), where `brokerCall` would add one.
+ *
+ * @example
+ * channel.publish(queue, body, options, (err) => (err ? reject(brokerError('mybroker publish', err)) : resolve()));
+ */
+export function brokerError(
+  what: string,
+  err: unknown,
+  options: BrokerCallOptions = {},
+): OnceflowError {
+  if (err instanceof OnceflowError) return err;
+  const text = (options.describe ?? message)(err);
+  if (options.lockLost?.(err))
+    return new LockLostError(`${what}: the lock is lost (${text})`, { cause: err });
+  return new TransportUnavailableError(`${what} failed: ${text}`, { cause: err });
 }

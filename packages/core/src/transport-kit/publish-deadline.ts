@@ -38,9 +38,10 @@ export interface PublishDeadlineOptions {
  * A transport's publish path under a deadline and a known-down state, so that a receiver answers
  * 503 inside its sender's deadline while the broker is unreachable. Each `run` rejects with
  * `TransportUnavailableError` once `timeoutMs` passed without an answer (its `signal` aborts
- * then). A publish that timed out or failed with an outage marks the broker known down: from then
- * on `run` rejects at once, without calling the broker, except for one probe at a time, let
- * through after a backed-off wait; the first probe that succeeds marks it up again.
+ * then; a `publish` that declares no parameter is given one that never aborts, see
+ * `withDeadline`). A publish that timed out or failed with an outage marks the broker known down:
+ * from then on `run` rejects at once, without calling the broker, except for one probe at a time,
+ * let through after a backed-off wait; the first probe that succeeds marks it up again.
  *
  * A publish that timed out may still reach the broker afterwards: the sender's retry publishes
  * the event again, and broker dedupe or the worker's record guard absorb the second copy. Safe
@@ -89,9 +90,15 @@ export function publishDeadline(options: PublishDeadlineOptions): PublishDeadlin
 /** A call that got no answer within its deadline. */
 class PublishTimeoutError extends TransportUnavailableError {}
 
+/** What a call that declares no `signal` parameter is given: a signal that never aborts. */
+const UNUSED_SIGNAL = new AbortController().signal;
+
 /**
  * Runs `call` and rejects with `TransportUnavailableError` if it has not settled within `ms`;
  * `signal` aborts at that moment so the call can stop waiting. The call itself is not undone.
+ * A call that declares no parameter (`call.length === 0`, e.g. `async () => …`) gets a shared
+ * signal that never aborts instead: an `AbortController` costs microseconds on every publish, and
+ * clients without abort support (amqplib, ioredis) would not listen to it anyway.
  *
  * @example
  * await withDeadline('sqs publish', 500, (signal) => client.send(command, { abortSignal: signal }));
@@ -101,18 +108,18 @@ export function withDeadline<T>(
   ms: number,
   call: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const controller = new AbortController();
+  const controller = call.length > 0 ? new AbortController() : undefined;
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       const err = new PublishTimeoutError(`${what}: no answer from the broker within ${ms} ms`);
       reject(err);
       // After the caller's answer is on its way: a client's abort can be slow (sockets, retries).
-      setImmediate(() => controller.abort(err));
+      if (controller) setImmediate(() => controller.abort(err));
     }, ms);
     const settle = () => clearTimeout(timer);
     let pending: Promise<T>;
     try {
-      pending = call(controller.signal);
+      pending = call(controller?.signal ?? UNUSED_SIGNAL);
     } catch (err) {
       settle();
       reject(err);

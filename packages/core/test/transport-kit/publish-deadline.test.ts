@@ -24,6 +24,20 @@ describe('withDeadline', () => {
     expect(signal?.aborted).toBe(true);
   });
 
+  it('times out a call that declares no parameter too, giving it a signal that never aborts', async () => {
+    let given: unknown;
+    const call = (...args: unknown[]) => {
+      given = args[0];
+      return never();
+    };
+    expect(call.length).toBe(0);
+    const err = await failure(withDeadline('mybroker publish', 20, call));
+    expect(err).toBeInstanceOf(TransportUnavailableError);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(given).toBeInstanceOf(AbortSignal);
+    expect((given as AbortSignal).aborted).toBe(false);
+  });
+
   it('passes the call’s own result and error through', async () => {
     await expect(withDeadline('x', 1_000, async () => 7)).resolves.toBe(7);
     await expect(
