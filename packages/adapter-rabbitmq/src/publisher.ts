@@ -1,5 +1,5 @@
 import { TransportUnavailableError } from '@onceflow/core';
-import { brokerCall } from '@onceflow/core/kit';
+import { brokerCall, brokerError } from '@onceflow/core/kit';
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import type { Link } from './link.js';
 
@@ -16,10 +16,12 @@ export interface OutgoingAmqp {
  * cannot route (its queue was deleted) is an error, not a silent drop. `send` resolves once the
  * broker confirmed every message of the call and rejects with `TransportUnavailableError` if any
  * was nacked, returned, or its channel or connection closed first (some may then be stored).
- * Safe to call concurrently; the channel is reopened on the next call after it was lost.
+ * `messages` is read as the window lets messages go, so a lazy iterable encodes each one just
+ * before it is sent. Safe to call concurrently; the channel is reopened on the next call after it
+ * was lost.
  */
 export interface Publisher {
-  send(messages: readonly OutgoingAmqp[]): Promise<void>;
+  send(messages: Iterable<OutgoingAmqp>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -28,15 +30,24 @@ interface Pending {
   returned: boolean;
 }
 
+/** The confirms one `send` waits for: how many are outstanding, the first failure, who waits. */
+interface Confirms {
+  outstanding: number;
+  failure: { readonly err: unknown } | undefined;
+  finish: (() => void) | undefined;
+}
+
 export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
   let channel: Promise<ConfirmChannel> | undefined;
   /** The open channel, once `channel` resolved; undefined while (re)opening or after a loss. */
   let current: ConfirmChannel | undefined;
   let unconfirmed = 0;
   let waiters: (() => void)[] = [];
-  const byMessageId = new Map<string, Set<Pending>>();
+  /** Messages awaiting their confirm by message id (a re-publish may share one), for `basic.return`. */
+  const byMessageId = new Map<string, Pending[]>();
 
   const wake = () => {
+    if (waiters.length === 0) return;
     const ready = waiters;
     waiters = [];
     for (const w of ready) w();
@@ -67,62 +78,70 @@ export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
     return channel;
   };
 
+  const track = (pending: Pending) => {
+    const same = byMessageId.get(pending.messageId);
+    if (same) same.push(pending);
+    else byMessageId.set(pending.messageId, [pending]);
+  };
+  const untrack = (pending: Pending) => {
+    const same = byMessageId.get(pending.messageId);
+    if (!same || same.length === 1) byMessageId.delete(pending.messageId);
+    else same.splice(same.indexOf(pending), 1);
+  };
+
+  const answer = (confirms: Confirms, err: unknown) => {
+    if (err !== undefined) confirms.failure ??= { err };
+    if (--confirms.outstanding === 0) confirms.finish?.();
+  };
+
   /** The window, not amqplib's write buffer, bounds what is buffered: at most `maxUnconfirmed` messages. */
-  const publishOne = (ch: ConfirmChannel, m: OutgoingAmqp): Promise<void> => {
+  const publishOne = (ch: ConfirmChannel, m: OutgoingAmqp, confirms: Confirms): void => {
     const pending: Pending = { messageId: m.options.messageId, returned: false };
-    let set = byMessageId.get(pending.messageId);
-    if (!set) {
-      set = new Set();
-      byMessageId.set(pending.messageId, set);
-    }
-    set.add(pending);
+    track(pending);
     unconfirmed++;
-    const confirmed = new Promise<void>((resolve, reject) => {
-      const done = (err: unknown) => {
-        unconfirmed--;
-        set.delete(pending);
-        if (set.size === 0) byMessageId.delete(pending.messageId);
-        wake();
-        if (err) reject(err);
-        else if (pending.returned) {
-          reject(
-            new TransportUnavailableError(
-              `rabbitmq: message ${pending.messageId} is unroutable: queue ${m.queue} does not exist`,
-            ),
-          );
-        } else resolve();
-      };
-      try {
-        ch.publish('', m.queue, m.body, { ...m.options, mandatory: true }, done);
-      } catch (err) {
-        done(err);
-      }
-    });
-    return brokerCall(`rabbitmq publish to ${m.queue}`, () => confirmed);
+    confirms.outstanding++;
+    let answered = false;
+    // amqplib may call back after `publish` threw (the channel closed): one answer per message.
+    const done = (err: unknown) => {
+      if (answered) return;
+      answered = true;
+      unconfirmed--;
+      untrack(pending);
+      wake();
+      if (err) answer(confirms, brokerError(`rabbitmq publish to ${m.queue}`, err));
+      else if (pending.returned) {
+        const why = `rabbitmq: message ${pending.messageId} is unroutable: queue ${m.queue} does not exist`;
+        answer(confirms, new TransportUnavailableError(why));
+      } else answer(confirms, undefined);
+    };
+    try {
+      ch.publish('', m.queue, m.body, { ...m.options, mandatory: true }, done);
+    } catch (err) {
+      done(err);
+    }
   };
 
   return {
     async send(messages) {
-      const confirms: Promise<void>[] = [];
+      const confirms: Confirms = { outstanding: 0, failure: undefined, finish: undefined };
       try {
-        let ch = await open();
+        let ch = current ?? (await open());
         for (const m of messages) {
           if (unconfirmed >= maxUnconfirmed || current !== ch) {
             while (unconfirmed >= maxUnconfirmed)
               await new Promise<void>((resolve) => waiters.push(resolve));
             ch = await open();
           }
-          const confirmed = publishOne(ch, m);
-          confirmed.catch(() => {}); // awaited below
-          confirms.push(confirmed);
+          publishOne(ch, m, confirms);
         }
       } catch (err) {
-        await Promise.allSettled(confirms);
-        throw err;
+        confirms.failure = { err };
       }
-      const results = await Promise.allSettled(confirms);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
+      if (confirms.outstanding > 0)
+        await new Promise<void>((resolve) => {
+          confirms.finish = resolve;
+        });
+      if (confirms.failure) throw confirms.failure.err;
     },
     async close() {
       const ch = await channel?.catch(() => undefined);

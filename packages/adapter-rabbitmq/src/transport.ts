@@ -1,4 +1,5 @@
 import {
+  assertEncodesWithin,
   brokerCall,
   checkRetryDelay,
   createLifecycle,
@@ -202,13 +203,14 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
 
     async publish(messages) {
       if (messages.length === 0) return;
-      const out = messages.map((m) =>
-        toWorkMessage(
-          names.work,
-          { envelope: m.envelope, dedupeKey: dedupeKeyOf(m), attempt: 1 },
-          config.maxMessageBytes,
-        ),
-      );
+      // Every size is checked before the first message goes; each is encoded as the window lets it go.
+      for (const m of messages) assertEncodesWithin(m.envelope, config.maxMessageBytes);
+      const out = (function* () {
+        for (const m of messages) {
+          const work = { envelope: m.envelope, dedupeKey: dedupeKeyOf(m), attempt: 1 };
+          yield toWorkMessage(names.work, work, config.maxMessageBytes);
+        }
+      })();
       await deadline.run(async () => {
         await lifecycle.start('publish');
         await publisher.send(out);
