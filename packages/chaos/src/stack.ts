@@ -11,7 +11,12 @@ import {
   type Transport,
 } from '@onceflow/core';
 import { createEmbedded, markProcessedInTransaction } from '@onceflow/embedded';
-import { createPostgresInbox, markProcessed, migrate } from '@onceflow/inbox-postgres';
+import {
+  createPostgresInbox,
+  markProcessed,
+  migrate,
+  withTransaction,
+} from '@onceflow/inbox-postgres';
 import pg from 'pg';
 
 export const STACKS = ['embedded', 'rabbitmq', 'bullmq', 'kafka', 'sqs'] as const;
@@ -172,18 +177,10 @@ async function postgresStack(spec: StackSpec): Promise<OpenStack> {
           await pool.query(insert, [ctx.envelope.id, Date.now()]);
           return;
         }
-        const client = await pool.connect();
-        try {
-          await client.query('BEGIN');
+        await withTransaction(pool, async (client) => {
           await client.query(insert, [ctx.envelope.id, Date.now()]);
           await markProcessed(client, ctx, { schema });
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK').catch(() => {});
-          throw err;
-        } finally {
-          client.release();
-        }
+        });
       },
       async rows() {
         const { rows } = await pool.query<{ id: string; rows: string; first_at: string }>(

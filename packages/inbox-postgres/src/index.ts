@@ -7,6 +7,7 @@ export { type MigrateResult, migrate } from './migrate.js';
 
 // Same-transaction processed mark
 export { markProcessed } from './mark-processed.js';
+export { withTransaction } from './transaction.js';
 
 // Stale events: apply only what is newer than the aggregate's applied position
 export { applyIfNewer } from './apply-if-newer.js';

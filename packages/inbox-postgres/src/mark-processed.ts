@@ -159,20 +159,12 @@ async function markByLease(client: ClientBase, ctx: LeaseHolder, s: MarkStatemen
  * `StoreUnavailableError` with the cause.
  *
  * @example
- * handle: async (event, ctx) => {
- *   const client = await pool.connect();
- *   try {
- *     await client.query('BEGIN');
+ * // withTransaction: BEGIN, COMMIT or ROLLBACK, and no crash when PostgreSQL ends the connection
+ * handle: (event, ctx) =>
+ *   withTransaction(pool, async (client) => {
  *     await markProcessed(client, ctx, { schema: 'onceflow' }); // throws → nothing is written
  *     await client.query('INSERT INTO ledger (account, amount) VALUES ($1, $2)', [acct, amount]);
- *     await client.query('COMMIT');
- *   } catch (err) {
- *     await client.query('ROLLBACK');
- *     throw err; // AlreadyProcessedError: the worker acks; UsageError: dead-lettered; else retried
- *   } finally {
- *     client.release();
- *   }
- * }
+ *   }), // AlreadyProcessedError: the worker acks; UsageError: dead-lettered; else retried
  */
 export async function markProcessed(
   client: ClientBase,
