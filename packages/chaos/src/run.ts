@@ -104,6 +104,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   let receiver: Child | undefined;
   const killedByHarness = new WeakSet<Child>();
   let receiverReady: Promise<void> = Promise.resolve();
+  let receiverEndedAt: number | undefined;
   const spawnReceiver = async (): Promise<void> => {
     const die = plan.receivers[receiverGen++];
     const child = await startUntilReady('a receiver', () =>
@@ -117,8 +118,11 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
       ),
     );
     receiver = child;
+    if (receiverEndedAt !== undefined)
+      faults.push(`a receiver listens again ${Date.now() - receiverEndedAt} ms after`);
     void child.exited.then((how) => {
       if (stopping || receiver !== child) return;
+      receiverEndedAt = Date.now();
       const by = killedByHarness.has(child)
         ? 'killed by the harness'
         : `kill point ${die ? `${die.point} #${die.after}` : 'none'}`;

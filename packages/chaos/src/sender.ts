@@ -33,8 +33,12 @@ export interface SendReport {
 }
 
 const stripe = new Stripe('sk_test_chaos');
-/** A sender's retry horizon, scaled down: it keeps retrying an event this long (ms). */
-const RETRY_HORIZON_MS = 180_000;
+/**
+ * A sender's retry horizon, scaled down (Stripe retries for three days): it keeps retrying an
+ * event this long (ms). On a loaded machine a replaced receiver can take half a minute to listen
+ * and an ElasticMQ or Kafka restart as long, so a few minutes of refusals are expected.
+ */
+const RETRY_HORIZON_MS = 600_000;
 
 export const eventId = (runId: string, n: number) => `evt_${runId}_${n}`;
 
