@@ -1,9 +1,12 @@
 /**
- * `pnpm chaos --soak [--minutes 10] [--rate 50] [--sample-seconds 15] [--stacks embedded,rabbitmq]`
+ * `pnpm chaos --soak [--minutes 10] [--rate 50] [--sample-seconds 15] [--stacks embedded,rabbitmq]
+ * [--json samples.json]`
  *
  * Steady load on each stack in turn (no faults), a table of samples and a verdict per stack.
  * Returns the exit code: 1 when memory or lag grew, or an event was lost or doubled.
  */
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startBroker } from './brokers.js';
 import { runSoak, type SoakResult } from './soak.js';
@@ -42,6 +45,7 @@ export async function soakMain(args: readonly string[]): Promise<number> {
       minutes: { type: 'string', default: '10' },
       rate: { type: 'string', default: '50' },
       'sample-seconds': { type: 'string', default: '15' },
+      json: { type: 'string' },
     },
   });
   const stacks = (values.stacks ?? 'embedded')
@@ -72,6 +76,12 @@ export async function soakMain(args: readonly string[]): Promise<number> {
         `: ${r.ok ? 'ok' : 'FAILED'}`,
     );
     results.push(r);
+    // Every sample, for a later look (pnpm runs this in the package's folder).
+    if (values.json)
+      writeFileSync(
+        resolve(process.env.INIT_CWD ?? process.cwd(), values.json),
+        JSON.stringify(results, null, 1),
+      );
   }
   log(
     '\n| stack | accepted | RSS MB start→end (KB/min, 2nd half); heap after gc MB (KB/min) | lag max / end (slope) | sender behind max | p50 / p99 ms (worst 2nd-half window) | backlog max (slope) | load 1 min | lost / doubled | verdict |',

@@ -57,6 +57,25 @@ export function slope(points: readonly { readonly x: number; readonly y: number 
   return den === 0 ? 0 : num / den;
 }
 
+/**
+ * Theil–Sen slope: the median of the slopes between every pair of points. A lag that is near 0
+ * with a few spikes (a slow sample on a busy machine) has slope 0; a lag that keeps growing does
+ * not. 0 with fewer than two distinct x.
+ */
+export function medianSlope(points: readonly { readonly x: number; readonly y: number }[]): number {
+  const slopes: number[] = [];
+  for (let i = 0; i < points.length; i++)
+    for (let j = i + 1; j < points.length; j++) {
+      const a = points[i] as { x: number; y: number };
+      const b = points[j] as { x: number; y: number };
+      if (b.x !== a.x) slopes.push((b.y - a.y) / (b.x - a.x));
+    }
+  if (slopes.length === 0) return 0;
+  slopes.sort((p, q) => p - q);
+  const mid = slopes.length >> 1;
+  return slopes.length % 2 ? (slopes[mid] ?? 0) : ((slopes[mid - 1] ?? 0) + (slopes[mid] ?? 0)) / 2;
+}
+
 /** The samples taken in the second half of the load (the first half is warm-up). */
 export function secondHalf(samples: readonly SoakSample[]): SoakSample[] {
   const last = samples.at(-1);
@@ -66,14 +85,18 @@ export function secondHalf(samples: readonly SoakSample[]): SoakSample[] {
 
 const MINUTE = 60_000;
 
-/** Slope per minute of `pick` over the samples where it is defined. */
-function perMinute(samples: readonly SoakSample[], pick: (s: SoakSample) => number | undefined) {
+/** Slope per minute of `pick` over the samples where it is defined (least squares, or `fit`). */
+function perMinute(
+  samples: readonly SoakSample[],
+  pick: (s: SoakSample) => number | undefined,
+  fit: typeof slope = slope,
+) {
   const points: { x: number; y: number }[] = [];
   for (const s of samples) {
     const y = pick(s);
     if (y !== undefined) points.push({ x: s.atMs / MINUTE, y });
   }
-  return points.length >= 2 ? slope(points) : undefined;
+  return points.length >= 2 ? fit(points) : undefined;
 }
 
 export interface ProcessVerdict {
@@ -91,9 +114,9 @@ export interface ProcessVerdict {
 
 export interface SoakVerdict {
   readonly processes: readonly ProcessVerdict[];
-  /** Second-half slope of accepted − processed + behind (events/min). */
+  /** Second-half Theil–Sen slope of accepted − processed + behind (events/min). */
   readonly lagPerMin: number;
-  /** Second-half slope of the broker's backlog (events/min), where there is a probe. */
+  /** Second-half Theil–Sen slope of the broker's backlog (events/min), where there is a probe. */
   readonly backlogPerMin?: number | undefined;
   readonly memoryFlat: boolean;
   readonly lagFlat: boolean;
@@ -128,8 +151,9 @@ export function soakVerdict(
     };
   });
   // Lag: accepted but not processed, plus due but not yet sent (a receiver that cannot keep up).
-  const lagPerMin = perMinute(half, (s) => s.accepted - s.processed + s.behind) ?? 0;
-  const backlogPerMin = perMinute(half, (s) => s.backlog);
+  // Median slopes: the lag of a busy machine has spikes that a least-squares line follows.
+  const lagPerMin = perMinute(half, (s) => s.accepted - s.processed + s.behind, medianSlope) ?? 0;
+  const backlogPerMin = perMinute(half, (s) => s.backlog, medianSlope);
   return {
     processes,
     lagPerMin,

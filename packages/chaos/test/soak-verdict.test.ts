@@ -4,6 +4,7 @@ import {
   defaultThresholds,
   secondHalf,
   type SoakSample,
+  medianSlope,
   slope,
   soakVerdict,
 } from '../src/soak-sampler.js';
@@ -51,6 +52,14 @@ it('slope is the least-squares slope, 0 without two distinct x', () => {
   expect(slope([0, 1, 2, 3].map((x) => ({ x, y: 2 * x + (x % 2 ? 1 : -1) })))).toBeCloseTo(2.4);
 });
 
+it('the median slope ignores a few spikes that pull the least-squares slope', () => {
+  const spiky = Array.from({ length: 20 }, (_, x) => ({ x, y: x === 19 ? 300 : x % 5 ? 0 : 200 }));
+  expect(slope(spiky)).toBeGreaterThan(1.5);
+  expect(medianSlope(spiky)).toBe(0);
+  expect(medianSlope([0, 1, 2, 3].map((x) => ({ x, y: 3 * x + 7 })))).toBeCloseTo(3);
+  expect(medianSlope([{ x: 1, y: 5 }])).toBe(0);
+});
+
 it('the second half is the samples from half the last sample time on', () => {
   const half = secondHalf(soak(() => ({})));
   expect(half[0]?.atMs).toBe(300_000);
@@ -95,6 +104,14 @@ it('a process that stops answering is not flat', () => {
   const last = samples.pop() as SoakSample;
   samples.push({ ...last, memory: { ...last.memory, receiver: undefined } });
   expect(soakVerdict(samples, defaultThresholds(50)).memoryFlat).toBe(false);
+});
+
+it('a lag with spikes on a busy machine is flat', () => {
+  const v = soakVerdict(
+    soak((m) => ({ processed: (m * 60_000) / 20 - (Math.round(m * 4) % 5 === 0 ? 300 : 0) })),
+    defaultThresholds(25),
+  );
+  expect(v.lagFlat).toBe(true);
 });
 
 it('lag or backlog growing faster than 1 % of the rate is not flat', () => {
