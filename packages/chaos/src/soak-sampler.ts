@@ -106,7 +106,7 @@ export interface ProcessVerdict {
   readonly endRss: number;
   readonly startHeap: number;
   readonly endHeap: number;
-  /** Second-half slopes (KB/min). */
+  /** Second-half Theil–Sen slopes (KB/min). */
   readonly rssKbPerMin: number;
   readonly heapKbPerMin: number;
   readonly flat: boolean;
@@ -133,8 +133,8 @@ export function soakVerdict(
     const reports = samples.map((s) => s.memory[name]).filter((m) => m !== undefined);
     const first = reports[0];
     const last = reports.at(-1);
-    const rss = (perMinute(half, (s) => s.memory[name]?.rss) ?? 0) / 1024;
-    const heap = (perMinute(half, (s) => s.memory[name]?.heapAfterGc) ?? 0) / 1024;
+    const rss = (perMinute(half, (s) => s.memory[name]?.rss, medianSlope) ?? 0) / 1024;
+    const heap = (perMinute(half, (s) => s.memory[name]?.heapAfterGc, medianSlope) ?? 0) / 1024;
     return {
       name,
       startRss: first?.rss ?? 0,
@@ -151,7 +151,8 @@ export function soakVerdict(
     };
   });
   // Lag: accepted but not processed, plus due but not yet sent (a receiver that cannot keep up).
-  // Median slopes: the lag of a busy machine has spikes that a least-squares line follows.
+  // Median slopes: the lag of a busy machine has spikes, and memory steps up once while a
+  // backlog is worked off, which a least-squares line over the half follows; a leak does not stop.
   const lagPerMin = perMinute(half, (s) => s.accepted - s.processed + s.behind, medianSlope) ?? 0;
   const backlogPerMin = perMinute(half, (s) => s.backlog, medianSlope);
   return {

@@ -80,6 +80,14 @@ it('flat memory and lag give a flat verdict, warm-up growth in the first half in
   expect(v.backlogPerMin).toBeCloseTo(0);
 });
 
+it('one step of RSS early in the second half (a backlog worked off), flat after, is flat', () => {
+  const v = soakVerdict(
+    soak((m) => ({ rss: (m < 5.5 ? 110 : m < 6.2 ? 110 + (m - 5.5) * 45 : 142) * MB })),
+    defaultThresholds(25),
+  );
+  expect(v.memoryFlat).toBe(true);
+});
+
 it('RSS growing 2 MB/min in the second half is not flat', () => {
   const v = soakVerdict(
     soak((m) => ({ rss: (100 + 2 * m) * MB })),
