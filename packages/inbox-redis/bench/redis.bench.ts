@@ -12,9 +12,11 @@
  *             reached the worker first (begin creates its record)
  *
  * `CONCURRENCY` requests in flight at once on one ioredis connection (pipelined), interleaved
- * rounds, the median printed. Then the memory a retained event costs: `MEMORY_EVENTS` events
- * taken through claim, markEnqueued, begin and complete under a prefix of their own, every key
- * of that prefix summed with `MEMORY USAGE` (so other clients of the server do not count).
+ * rounds, the median printed. Then the memory a retained event costs, with a 2 KB payload and a
+ * near-empty one: `MEMORY_EVENTS` events taken through claim, markEnqueued, begin and complete
+ * under a prefix of their own, every key of that prefix summed with `MEMORY USAGE` (other clients
+ * of the server do not count), beside the server's `used_memory` delta over the same work (INFO
+ * memory: allocator overhead included, and whatever other clients wrote meanwhile).
  * Prints; never fails on a time. Keys go under a random prefix and are deleted at the end.
  *
  * Where the time goes (INFO commandstats on the server, one event at a time): each script runs
@@ -31,6 +33,7 @@ import {
   measure,
   printComparisons,
 } from '@onceflow/conformance/bench';
+import { printCosts } from '../../core/bench/cost-rows.js';
 import type { Envelope } from '@onceflow/core';
 import { Redis } from 'ioredis';
 import { createRedisInbox } from '../src/index.js';
@@ -47,6 +50,8 @@ const prefix = `onceflow-bench:${randomBytes(6).toString('hex')}`;
 const inbox = createRedisInbox({ redis, prefix });
 const rawBase = `{${prefix}}:raw:`;
 const memoryPrefix = `${prefix}-memory`;
+/** Every prefix the memory measurement wrote under, for cleanup. */
+const memoryBases: string[] = [];
 
 /** Runs `each` over `items` with `CONCURRENCY` calls in flight. */
 async function pooled<T>(items: readonly T[], each: (item: T) => Promise<unknown>): Promise<void> {
@@ -115,7 +120,7 @@ async function main(): Promise<void> {
   );
   const stats = await inbox.stats();
   console.log(`\ninbox after the run: ${JSON.stringify(stats)}`);
-  await memoryPerEvent();
+  await memoryPerRetainedEvent();
 }
 
 /** Sums `MEMORY USAGE` of every key under `{<base>}:`. */
@@ -133,37 +138,76 @@ async function bytesUnder(base: string): Promise<{ bytes: number; keys: number }
   return { bytes, keys };
 }
 
-/** Bytes per pending claim (envelope kept) and per completed event (record kept for retention). */
-async function memoryPerEvent(): Promise<void> {
-  const store = createRedisInbox({ redis, prefix: memoryPrefix });
-  const events = benchEnvelopes(MEMORY_EVENTS);
+/** The server's `used_memory` (INFO memory): every key on the server counts, ours among them. */
+async function usedMemory(): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? Number.NaN);
+}
+
+interface EventMemory {
+  readonly pending: { bytes: number; keys: number };
+  readonly completed: { bytes: number; keys: number };
+  /** `used_memory` after minus before, for the `MEMORY_EVENTS` completed events. */
+  readonly usedMemoryDelta: number;
+}
+
+/**
+ * Bytes per pending claim (envelope kept) and per completed event (record kept for retention),
+ * for events of about `payloadBytes` of payload, under a prefix of their own (deleted after).
+ */
+async function memoryPerEvent(payloadBytes: number): Promise<EventMemory> {
+  const base = `${memoryPrefix}-${payloadBytes}`;
+  memoryBases.push(base);
+  const store = createRedisInbox({ redis, prefix: base });
+  const events = benchEnvelopes(MEMORY_EVENTS, payloadBytes);
   const tokens = new Map<string, string>();
+  const before = await usedMemory();
   await pooled(events, async (env) => {
     const claim = await store.claim(env, { leaseMs: LEASE_MS });
     if (claim.status === 'new') tokens.set(env.id, claim.token);
   });
-  const pending = await bytesUnder(memoryPrefix);
+  const pending = await bytesUnder(base);
   await pooled(events, async (env) => {
     await store.markEnqueued(env.source, env.id, tokens.get(env.id) ?? '');
     const begun = await store.begin(env, { leaseMs: LEASE_MS, attempt: 1, consumer: 'bench' });
     if (begun.status === 'acquired') await store.complete(env.source, env.id, begun.token);
   });
-  const completed = await bytesUnder(memoryPrefix);
-  const size = Buffer.byteLength(JSON.stringify(events[0]?.payload ?? null));
-  const per = (m: { bytes: number }) => `${Math.round(m.bytes / MEMORY_EVENTS)} B`;
-  console.log(
-    `\nRedis memory per event (${MEMORY_EVENTS} events, payload ${size} B, MEMORY USAGE summed):`,
-  );
-  console.log(
-    `  pending claim (row, envelope, lease, indexes): ${per(pending)} (${pending.keys} keys)`,
-  );
-  console.log(
-    `  completed, kept for retention (row with history, indexes): ${per(completed)} (${completed.keys} keys)`,
+  const usedMemoryDelta = (await usedMemory()) - before;
+  return { pending, completed: await bytesUnder(base), usedMemoryDelta };
+}
+
+/** Memory per retained event with a 2 KB payload and with a near-empty one, printed as cost rows. */
+async function memoryPerRetainedEvent(): Promise<void> {
+  const sizes = [2048, 0];
+  const measured: [number, EventMemory][] = [];
+  for (const size of sizes) measured.push([size, await memoryPerEvent(size)]);
+  const per = (bytes: number) => Math.round(bytes / MEMORY_EVENTS);
+  console.log(`\nRedis memory per event (${MEMORY_EVENTS} events under a prefix of their own):`);
+  for (const [size, m] of measured) {
+    console.log(
+      `  payload ${size} B: pending claim ${per(m.pending.bytes)} B (${m.pending.keys} keys), completed ${per(m.completed.bytes)} B (${m.completed.keys} keys) by MEMORY USAGE summed; used_memory delta ${per(m.usedMemoryDelta)} B`,
+    );
+  }
+  const perTen = (bytes: number) => (bytes / MEMORY_EVENTS) * 10_000;
+  printCosts(
+    `Redis memory per 10k completed events kept for retention (${MEMORY_EVENTS} measured; used_memory counts every client of the server)`,
+    measured.flatMap(([size, m]) => [
+      {
+        name: `used_memory delta, payload ${size === 0 ? '~30' : size} B`,
+        value: perTen(m.usedMemoryDelta),
+        unit: 'B',
+      },
+      {
+        name: `MEMORY USAGE summed, payload ${size === 0 ? '~30' : size} B`,
+        value: perTen(m.completed.bytes),
+        unit: 'B',
+      },
+    ]),
   );
 }
 
 async function cleanup(): Promise<void> {
-  for (const base of [prefix, memoryPrefix]) {
+  for (const base of [prefix, ...memoryBases]) {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `{${base}}:*`, 'COUNT', 1000);
