@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TransportUnavailableError } from '../errors.js';
 import type { BackoffOptions } from './backoff.js';
+import { createDeadlineQueue } from './deadline-queue.js';
 import { createDownState } from './down-state.js';
 
 /** The default of every adapter's `publishTimeoutMs`: a publish answers within this, stored or not. */
@@ -62,6 +63,7 @@ export function publishDeadline(options: PublishDeadlineOptions): PublishDeadlin
   const { name, timeoutMs } = options;
   const isOutage = options.isOutage ?? ((err) => err instanceof TransportUnavailableError);
   const state = createDownState(options);
+  const deadlines = createDeadlineQueue(timeoutMs, () => timeoutError(name, timeoutMs));
 
   return {
     get down() {
@@ -74,7 +76,7 @@ export function publishDeadline(options: PublishDeadlineOptions): PublishDeadlin
         );
       }
       try {
-        const result = await withDeadline(name, timeoutMs, publish);
+        const result = await deadlines.run(publish);
         state.succeeded();
         return result;
       } catch (err) {
@@ -90,15 +92,15 @@ export function publishDeadline(options: PublishDeadlineOptions): PublishDeadlin
 /** A call that got no answer within its deadline. */
 class PublishTimeoutError extends TransportUnavailableError {}
 
-/** What a call that declares no `signal` parameter is given: a signal that never aborts. */
-const UNUSED_SIGNAL = new AbortController().signal;
+const timeoutError = (what: string, ms: number) =>
+  new PublishTimeoutError(`${what}: no answer from the broker within ${ms} ms`);
 
 /**
  * Runs `call` and rejects with `TransportUnavailableError` if it has not settled within `ms`;
  * `signal` aborts at that moment so the call can stop waiting. The call itself is not undone.
  * A call that declares no parameter (`call.length === 0`, e.g. `async () => …`) gets a shared
- * signal that never aborts instead: an `AbortController` costs microseconds on every publish, and
- * clients without abort support (amqplib, ioredis) would not listen to it anyway.
+ * signal that never aborts instead (see `createDeadlineQueue`, which serves many calls of one
+ * length with one timer).
  *
  * @example
  * await withDeadline('sqs publish', 500, (signal) => client.send(command, { abortSignal: signal }));
@@ -108,32 +110,5 @@ export function withDeadline<T>(
   ms: number,
   call: (signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const controller = call.length > 0 ? new AbortController() : undefined;
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      const err = new PublishTimeoutError(`${what}: no answer from the broker within ${ms} ms`);
-      reject(err);
-      // After the caller's answer is on its way: a client's abort can be slow (sockets, retries).
-      if (controller) setImmediate(() => controller.abort(err));
-    }, ms);
-    const settle = () => clearTimeout(timer);
-    let pending: Promise<T>;
-    try {
-      pending = call(controller?.signal ?? UNUSED_SIGNAL);
-    } catch (err) {
-      settle();
-      reject(err);
-      return;
-    }
-    pending.then(
-      (value) => {
-        settle();
-        resolve(value);
-      },
-      (err: unknown) => {
-        settle();
-        reject(err);
-      },
-    );
-  });
+  return createDeadlineQueue(ms, () => timeoutError(what, ms)).run(call);
 }
