@@ -16,12 +16,11 @@ export interface OutgoingAmqp {
  * cannot route (its queue was deleted) is an error, not a silent drop. `send` resolves once the
  * broker confirmed every message of the call and rejects with `TransportUnavailableError` if any
  * was nacked, returned, or its channel or connection closed first (some may then be stored).
- * `messages` is read as the window lets messages go, so a lazy iterable encodes each one just
- * before it is sent. Safe to call concurrently; the channel is reopened on the next call after it
- * was lost.
+ * `toAmqp` makes each message just before the window lets it go, so a long call starts sending
+ * at once. Safe to call concurrently; the channel is reopened on the next call after it was lost.
  */
 export interface Publisher {
-  send(messages: Iterable<OutgoingAmqp>): Promise<void>;
+  send<T>(items: readonly T[], toAmqp: (item: T) => OutgoingAmqp): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -122,17 +121,17 @@ export function createPublisher(link: Link, maxUnconfirmed: number): Publisher {
   };
 
   return {
-    async send(messages) {
+    async send(items, toAmqp) {
       const confirms: Confirms = { outstanding: 0, failure: undefined, finish: undefined };
       try {
         let ch = current ?? (await open());
-        for (const m of messages) {
+        for (const item of items) {
           if (unconfirmed >= maxUnconfirmed || current !== ch) {
             while (unconfirmed >= maxUnconfirmed)
               await new Promise<void>((resolve) => waiters.push(resolve));
             ch = await open();
           }
-          publishOne(ch, m, confirms);
+          publishOne(ch, toAmqp(item), confirms);
         }
       } catch (err) {
         confirms.failure = { err };

@@ -16,6 +16,7 @@ import {
   type Delivery,
   type Subscription,
   type HealthCheck,
+  type OutgoingMessage,
   type TopologySetup,
   type Transport,
   type TransportCapabilities,
@@ -164,13 +165,20 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
     return name;
   };
 
+  const toAmqp = (m: OutgoingMessage) =>
+    toWorkMessage(
+      names.work,
+      { envelope: m.envelope, dedupeKey: dedupeKeyOf(m), attempt: 1 },
+      config.maxMessageBytes,
+    );
+
   const deliveryDeps: DeliveryDeps = {
     names,
     maxMessageBytes: config.maxMessageBytes,
     deliveryLimit: config.deliveryLimit,
     maxDelayMs,
     logger: config.logger,
-    send: (m) => publisher.send(m),
+    send: (m) => publisher.send(m, (amqp) => amqp),
     retryQueue,
   };
 
@@ -205,15 +213,9 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       if (messages.length === 0) return;
       // Every size is checked before the first message goes; each is encoded as the window lets it go.
       for (const m of messages) assertEncodesWithin(m.envelope, config.maxMessageBytes);
-      const out = (function* () {
-        for (const m of messages) {
-          const work = { envelope: m.envelope, dedupeKey: dedupeKeyOf(m), attempt: 1 };
-          yield toWorkMessage(names.work, work, config.maxMessageBytes);
-        }
-      })();
       await deadline.run(async () => {
         await lifecycle.start('publish');
-        await publisher.send(out);
+        await publisher.send(messages, toAmqp);
       });
     },
 
