@@ -177,6 +177,7 @@ export function formatSamples(samples: readonly SoakSample[]): string[] {
   const head = [
     't s',
     'accepted',
+    'behind',
     'lag',
     'p50 ms',
     'p99 ms',
