@@ -26,6 +26,7 @@ import { createMemoryStore } from '@onceflow/core/testing';
 import type { Envelope } from '@onceflow/core';
 import { encodeEnvelope } from '@onceflow/core/kit';
 import { createSqsTransport, deleteSqsQueues, ensureSqsQueues } from '../src/index.js';
+import { messageAttributes } from '../src/marshal.js';
 import { assertSqsAnswers, endpoint, testClient } from '../test/sqs.js';
 
 // The SDK's documented switch for its Node 20 support notice (aws/aws-sdk-js-v3#7983): bench output only.
@@ -71,7 +72,11 @@ async function openPair(fifo: boolean, tag: string) {
 }
 type Pair = Awaited<ReturnType<typeof openPair>>;
 
-/** The client alone: the same bodies, ids and groups, SendMessageBatch of BATCH on LANES lanes. */
+/**
+ * The client alone: the same bodies, attributes, ids and groups as the transport sends (the
+ * attributes carry the wire version, event id and dedupe key, which consumers read), in
+ * SendMessageBatch of BATCH on LANES lanes.
+ */
 async function rawPublish(pair: Pair, envelopes: readonly Envelope[]): Promise<void> {
   let next = 0;
   const lane = async () => {
@@ -81,6 +86,7 @@ async function rawPublish(pair: Pair, envelopes: readonly Envelope[]): Promise<v
       const entries = slice.map((e, i) => ({
         Id: String(i),
         MessageBody: encodeEnvelope(e),
+        MessageAttributes: messageAttributes(e, `${e.source}:${e.id}`),
         ...(pair.fifo
           ? {
               MessageDeduplicationId: createHash('sha256')
