@@ -13,8 +13,8 @@ const HOST = '127.0.0.1';
 const PORT = 9324;
 const address = `http://${HOST}:${PORT}`;
 
-// H2 flushes a commit at once with WRITE_DELAY=0 (its default, 500 ms, loses the last half second
-// of acknowledged sends to a SIGKILL).
+// H2 writes a commit to its file within WRITE_DELAY ms (default 500); 0 writes it before ElasticMQ
+// answers, so a SIGKILL cannot take back a send it acknowledged.
 const storage = (dataDir) =>
   dataDir
     ? `messages-storage {
