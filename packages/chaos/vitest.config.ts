@@ -1,7 +1,8 @@
 import { mergeConfig } from 'vitest/config';
 import { sharedConfig } from '../../vitest.shared.js';
 
-// The two fault samples mostly wait on their child processes: run both files at once.
+// The fault samples (one file per stack) mostly wait on their child processes and brokers: three
+// at once. Each stack's servers have ports of their own (see src/brokers.ts).
 export default mergeConfig(sharedConfig, {
-  test: { poolOptions: { forks: { minForks: 2, maxForks: 2 } } },
+  test: { poolOptions: { forks: { minForks: 3, maxForks: 3 } } },
 });

@@ -1,30 +1,4 @@
-import { expect, it } from 'vitest';
-import { startBroker } from '../src/brokers.js';
-import { formatSummary } from '../src/checker.js';
-import { runOnce } from '../src/run.js';
+import { faultSample } from './sample.js';
 
-/**
- * The bounded fault sample on the embedded default: one seed, every worker and receiver kill
- * point and a SIGSTOP past the lock. With the same-transaction helper nothing is lost or doubled.
- */
-it('embedded default, same-transaction helper: lost 0, doubled 0 under kills and a SIGSTOP', async () => {
-  const events = 80;
-  await using broker = await startBroker('embedded');
-  const summary = await runOnce({
-    stack: 'embedded',
-    mode: 'helper',
-    seed: 4242,
-    events,
-    broker,
-    log: () => {},
-  });
-  console.log(formatSummary(summary).join('\n'));
-  expect(summary.accepted).toBe(events);
-  expect({ lost: summary.lost, doubled: summary.doubled, unexpected: summary.unexpected }).toEqual({
-    lost: 0,
-    doubled: 0,
-    unexpected: 0,
-  });
-  expect(summary.faults.filter((f) => f.includes('SIGKILL')).length).toBeGreaterThanOrEqual(6);
-  expect(summary.faults.some((f) => f.startsWith('SIGSTOP'))).toBe(true);
-}, 300_000);
+// The embedded default: one SQLite file for the queue, the inbox, the record and the ledger.
+faultSample({ stack: 'embedded', seed: 4242, events: 80, timeoutMs: 300_000 });

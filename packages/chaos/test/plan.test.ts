@@ -30,3 +30,13 @@ it('every plan has each worker and receiver kill point once, within the run', ()
     expect(k.after).toBeLessThanOrEqual(200 / 10);
   expect(plan.brokerRestarts).toEqual([]);
 });
+
+it('a PostgreSQL restart is drawn after the other faults: the rest of the plan is the same', () => {
+  const { postgresRestart, ...rest } = planFor(1000, 300, true, true);
+  expect(rest).toEqual(planFor(1000, 300, true));
+  expect(planFor(1000, 300, true).postgresRestart).toBeUndefined();
+  expect(postgresRestart).toEqual(planFor(1000, 300, true, true).postgresRestart);
+  expect(['fast', 'immediate', 'kill']).toContain(postgresRestart?.mode);
+  expect(postgresRestart?.at).toBeGreaterThanOrEqual(0.2);
+  expect(postgresRestart?.at).toBeLessThan(0.8);
+});
