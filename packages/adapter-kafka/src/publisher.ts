@@ -42,12 +42,27 @@ export const producerRetry = (timeoutMs: number) => ({
  * to an unreachable broker ends soon after the caller's deadline.
  */
 export function createPublisher(kafka: Kafka, timeoutMs = DEFAULT_PUBLISH_TIMEOUT_MS): Publisher {
-  const producer: Producer = kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    retry: producerRetry(timeoutMs),
-  });
+  const newProducer = (): Producer =>
+    kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      retry: producerRetry(timeoutMs),
+    });
+  let producer = newProducer();
+  /**
+   * A request that failed may still have been written (its answer was lost or came too late),
+   * but kafkajs takes its sequence numbers back. The next batch would reuse them: the broker
+   * then acknowledges a batch of the same length as a duplicate without writing it, and refuses
+   * any other with OUT_OF_ORDER_SEQUENCE_NUMBER, for good. A new producer gets a new producer id
+   * and sequences from 0 again.
+   */
+  const replaceProducer = () => {
+    const old = producer;
+    producer = newProducer();
+    connected = undefined;
+    void old.disconnect().catch(() => undefined);
+  };
   let queue: Pending[] = [];
   let sending = false;
   let connected: Promise<void> | undefined;
@@ -87,6 +102,7 @@ export function createPublisher(kafka: Kafka, timeoutMs = DEFAULT_PUBLISH_TIMEOU
       );
       for (const p of batch) p.resolve();
     } catch (err) {
+      replaceProducer();
       for (const p of batch) p.reject(err);
     } finally {
       sending = false;
