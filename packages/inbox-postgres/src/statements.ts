@@ -161,14 +161,18 @@ export function inboxStatements(n: InboxNames) {
     /**
      * One batch of retention: completed, discarded and enqueued records only; never received,
      * processing, retry-scheduled or dead-lettered ones (they still have a life ahead of them).
+     * Rows are deleted by the physical address the same statement locked them at: a row locked
+     * FOR UPDATE cannot move until this statement's transaction ends, and the lock re-checks
+     * the WHERE on the newest version first. Found through the retention index, so a batch never
+     * reads the primary key (on a large table, one random page per row).
      */
     purgeBatch: stmt(
       'purge',
       `WITH doomed AS (
-         SELECT source, id FROM ${t}
+         SELECT ctid FROM ${t}
          WHERE received_at < $1 AND state IN ('completed', 'discarded', 'enqueued')
          LIMIT $2 FOR UPDATE SKIP LOCKED)
-       DELETE FROM ${t} AS t USING doomed WHERE t.source = doomed.source AND t.id = doomed.id`,
+       DELETE FROM ${t} WHERE ctid = ANY (ARRAY(SELECT ctid FROM doomed))`,
     ),
     purgeConflictsBatch: stmt(
       'purge_c',
