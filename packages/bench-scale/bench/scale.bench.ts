@@ -19,11 +19,12 @@
  * (process.cpuUsage, % of one core), the guard's PostgreSQL backends, the broker's server
  * process, and the whole machine (busy and iowait, % of all cores).
  *
- * A run ends when the queue is drained or BENCH_RUN_SECONDS (default 8) after its first handled
+ * A run ends when the queue is drained or BENCH_RUN_SECONDS (default 6) after its first handled
  * event, whichever comes first (what is left is deleted with the queue), so the bench takes a few minutes
  * whatever the machine's load. Rounds are interleaved (every configuration once per round), the
- * median round is printed (of 2: the faster). Prints, never fails on a time. Env: BENCH_EVENTS
- * (queued per run, default 6000; Kafka runs ×1.5), BENCH_ROUNDS (default 2), BENCH_ONLY (comma-separated: rabbitmq, embedded, kafka), plus the
+ * median round is printed. One round by default (each run spawns its processes and fills its
+ * queue: about 25 s a configuration on a loaded 2-core machine); BENCH_ROUNDS=3 for medians. Prints, never fails on a time. Env: BENCH_EVENTS
+ * (queued per run, default 3000; Kafka runs ×1.5), BENCH_ROUNDS (default 1), BENCH_ONLY (comma-separated: rabbitmq, embedded, kafka), plus the
  * brokers' usual ONCEFLOW_AMQP_URL, ONCEFLOW_KAFKA_BROKERS, ONCEFLOW_PG_URL.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -37,13 +38,13 @@ import { type Broker, type Lane, PG_URL, fillLane, removeLane } from './lanes.js
 import { type Series, type Window, growth, steadyWindow } from './window.js';
 import type { WorkerMessage } from './worker-process.js';
 
-const EVENTS = Number(process.env.BENCH_EVENTS ?? 6_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 3_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const HANDLER_MS = Number(process.env.BENCH_HANDLER_MS ?? 1);
 const POOL_MAX = 8;
 /** Each run stops at this, drained or not: on a busy machine a full queue could take minutes. */
-const RUN_MS = Number(process.env.BENCH_RUN_SECONDS ?? 8) * 1000;
+const RUN_MS = Number(process.env.BENCH_RUN_SECONDS ?? 6) * 1000;
 const START_MS = 60_000;
 const only = (process.env.BENCH_ONLY ?? 'rabbitmq,embedded,kafka').split(',');
 
@@ -99,6 +100,10 @@ interface Result {
   readonly rssMiB: number[];
 }
 
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
 const run = randomBytes(3).toString('hex');
 const admin = new pg.Pool({ connectionString: PG_URL, max: 2 });
 const temp = mkdtempSync(join(tmpdir(), 'onceflow-scale-'));
@@ -248,15 +253,18 @@ async function runOnce(config: Config): Promise<Result> {
   }
 }
 
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(2))
-    .join(' ');
 const loadBefore = load();
 const rounds: Result[][] = configs.map(() => []);
 try {
   for (let r = 0; r < ROUNDS; r++)
-    for (const [i, config] of configs.entries()) rounds[i]?.push(await runOnce(config));
+    for (const [i, config] of configs.entries()) {
+      const result = await runOnce(config);
+      rounds[i]?.push(result);
+      // A line per run as it ends, so a stopped bench keeps what it measured.
+      console.log(
+        `round ${r + 1}: ${config.label}: ${Math.round(result.window.perSecond)}/s (${result.handled}/${result.queued} handled), workers ${result.workerCpu.map((c) => `${Math.round(c)}%`).join(' ')}, machine ${Math.round(result.machineBusy)}%, load ${load()}`,
+      );
+    }
 } finally {
   await admin.end();
   rmSync(temp, { recursive: true, force: true });
