@@ -80,6 +80,7 @@ const transport = createSqsTransport({
   fifo: false,
   client,
   waitTimeSeconds: 1,
+  publishTimeoutMs: 60_000, // the bench measures throughput on a loaded machine, not the deadline
 });
 await transport.start();
 const noop = () => {};
