@@ -6,13 +6,13 @@
  * `--full`: 20 seeds × 10 000 events per stack, its table written to docs/reliability.md.
  * Exits 1 when any run lost an event, or doubled an effect with the same-transaction helper.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startBroker, startPostgres } from './brokers.js';
 import { formatSummary, type Summary } from './checker.js';
-import { reliabilityDoc } from './report.js';
+import { withSweepSection } from './report.js';
 import { runOnce } from './run.js';
 import { type HandlerMode, STACKS, type StackName } from './stack.js';
 
@@ -83,7 +83,10 @@ const summaries: Summary[] = [];
 const failed = summaries.filter((s) => s.failed);
 log(`\n${summaries.length - failed.length} passed, ${failed.length} failed`);
 if (reportPath) {
-  writeFileSync(reportPath, reliabilityDoc(summaries, command));
+  const existing = existsSync(reportPath)
+    ? readFileSync(reportPath, 'utf8')
+    : '# Reliability under faults\n';
+  writeFileSync(reportPath, withSweepSection(existing, summaries, command));
   log(`wrote ${reportPath}`);
 }
 process.exit(failed.length > 0 ? 1 : 0);

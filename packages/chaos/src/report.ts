@@ -24,8 +24,23 @@ lost = accepted with no ledger row; doubled = ids with more than one ledger row 
 no unique constraint); unexpected = rows for ids never accepted; redelivery = handler starts
 beyond the first per processed event; p50/p99 = first 2xx to first ledger row.`;
 
-export function reliabilityDoc(summaries: readonly Summary[], command: string): string {
+const SWEEP_HEADING = '## The full sweep';
+
+/**
+ * `doc` with its "The full sweep" section (up to the next `## ` heading) replaced by the sweep's
+ * legend and table; the rest of the file (what else was run, the soak) is kept. A doc without the
+ * section gets it at the end.
+ */
+export function withSweepSection(
+  doc: string,
+  summaries: readonly Summary[],
+  command: string,
+): string {
   const seeds = [...new Set(summaries.map((s) => s.seed))].join(', ');
   const day = new Date().toISOString().slice(0, 10);
-  return `# Reliability under faults\n\nWritten by \`${command}\` on ${day}; seeds ${seeds}.\n\n${LEGEND}\n\n${reliabilityTable(summaries)}\n`;
+  const section = `${SWEEP_HEADING}\n\nWritten by \`${command}\` on ${day}; seeds ${seeds}.\n\n${LEGEND}\n\n${reliabilityTable(summaries)}\n`;
+  const start = doc.indexOf(`\n${SWEEP_HEADING}\n`);
+  if (start === -1) return `${doc.trimEnd()}\n\n${section}`;
+  const next = doc.indexOf('\n## ', start + 1);
+  return `${doc.slice(0, start + 1)}${section}${next === -1 ? '' : `\n${doc.slice(next + 1)}`}`;
 }
