@@ -196,7 +196,12 @@ async function runOnce(config: Config): Promise<Result> {
         ).rows.map((r) => r.pid)
       : [];
     const brokerName = BROKER_PROCESS[config.broker];
-    const sampler = startSampler(pgPids, brokerName ? pidsMatching(brokerName) : []);
+    // The broker is the matching process that has used the most CPU (a long-running server), not
+    // a short-lived tool whose command line happens to match and that may exit mid-run.
+    const brokerPid = brokerName
+      ? pidsMatching(brokerName).sort((a, b) => processCpuMs(b) - processCpuMs(a))[0]
+      : undefined;
+    const sampler = startSampler(pgPids, brokerPid === undefined ? [] : [brokerPid]);
 
     // Ends drained, or RUN_MS after the first event was handled (a Kafka group join is not
     // counted against it), or after START_MS without any event at all.
