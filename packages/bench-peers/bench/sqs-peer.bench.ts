@@ -23,7 +23,6 @@ import {
   DeleteMessageBatchCommand,
   DeleteQueueCommand,
   GetQueueUrlCommand,
-  PurgeQueueCommand,
   ReceiveMessageCommand,
   SQSClient,
   SendMessageCommand,
@@ -69,20 +68,31 @@ const client = new SQSClient({
   credentials: { accessKeyId: 'onceflow', secretAccessKey: 'onceflow' },
 });
 const run = Date.now().toString(36);
+// The publish rounds and the consume rounds use queues of their own (and the peer with its
+// defaults one more), so nothing left by one round is read by another and no queue is purged
+// between rounds (ElasticMQ could then hold back what the next round sent).
 const names = {
   ours: `onceflow-peer-${run}`,
+  oursPublish: `onceflow-peer-pub-${run}`,
   peer: `onceflow-peer-mqt-${run}`,
+  peerPublish: `onceflow-peer-mqt-pub-${run}`,
+  peerDefaults: `onceflow-peer-mqt-defaults-${run}`,
   raw: `onceflow-peer-raw-${run}`,
+  rawPublish: `onceflow-peer-raw-pub-${run}`,
 };
 
-const transport = createSqsTransport({
-  queue: names.ours,
-  fifo: false,
-  client,
-  waitTimeSeconds: 1,
-  publishTimeoutMs: 60_000, // the bench measures throughput on a loaded machine, not the deadline
-});
+const transportOn = (queue: string) =>
+  createSqsTransport({
+    queue,
+    fifo: false,
+    client,
+    waitTimeSeconds: 1,
+    publishTimeoutMs: 60_000, // the bench measures throughput on a loaded machine, not the deadline
+  });
+const transport = transportOn(names.ours);
+const publishTransport = transportOn(names.oursPublish);
 await transport.start();
+await publishTransport.start();
 const noop = () => {};
 const deps: SqsPeerDependencies = {
   sqsClient: client,
@@ -98,16 +108,23 @@ const deps: SqsPeerDependencies = {
 };
 // The peer's queue set-up asks GetQueueUrl first and stops on ElasticMQ's QueueDoesNotExist:
 // the bench creates both queues itself (standard queues, the server's defaults).
-for (const QueueName of [names.peer, names.raw])
-  await client.send(new CreateQueueCommand({ QueueName }));
-const publisher = createSqsPeerPublisher(deps, names.peer);
+const plainQueues = [
+  names.peer,
+  names.peerPublish,
+  names.peerDefaults,
+  names.raw,
+  names.rawPublish,
+];
+for (const QueueName of plainQueues) await client.send(new CreateQueueCommand({ QueueName }));
+const publisher = createSqsPeerPublisher(deps, names.peerPublish);
 await publisher.init();
 const urlOf = async (QueueName: string) =>
   (await client.send(new GetQueueUrlCommand({ QueueName }))).QueueUrl as string;
 const urls = {
-  ours: await urlOf(names.ours),
   peer: await urlOf(names.peer),
+  peerDefaults: await urlOf(names.peerDefaults),
   raw: await urlOf(names.raw),
+  rawPublish: await urlOf(names.rawPublish),
 };
 
 const body = (e: Envelope) => JSON.stringify(peerMessage(e));
@@ -127,6 +144,10 @@ const rawSend = (e: Envelope, url = urls.raw) =>
 /** Receive loops of 10 with batched deletes until `count` were deleted. */
 async function rawConsume(count: number): Promise<void> {
   let deleted = 0;
+  let reached!: () => void;
+  const done = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
   const loop = async () => {
     while (deleted < count) {
       const { Messages = [] } = await client.send(
@@ -147,19 +168,25 @@ async function rawConsume(count: number): Promise<void> {
         }),
       );
       deleted += Messages.length;
+      if (deleted >= count) reached();
     }
   };
-  await Promise.all(Array.from({ length: LOOPS }, loop));
+  // Timed until the last delete, as the worker side is timed until its last handler: loops still
+  // in a long poll on the empty queue end afterwards, before the next round (rawLoops).
+  rawLoops = Promise.all(Array.from({ length: LOOPS }, loop)).then(() => {});
+  await Promise.race([done, rawLoops]);
 }
+let rawLoops: Promise<void> = Promise.resolve();
 
 /**
  * Consumes through the peer until `count` were handled or `capMs` passed, and returns how many
- * were handled (what is left in the queue is purged by the caller).
+ * were handled (what the cap leaves stays on the queue).
  */
 async function peerConsume(
   count: number,
   tuned?: { consumers: number },
   capMs = Number.POSITIVE_INFINITY,
+  queue = names.peer,
 ): Promise<number> {
   let done!: () => void;
   const finished = new Promise<void>((r) => {
@@ -168,7 +195,7 @@ async function peerConsume(
   let seen = 0;
   const consumer = createSqsPeerConsumer(
     deps,
-    names.peer,
+    queue,
     () => {
       if (++seen === count) done();
     },
@@ -193,23 +220,20 @@ async function measureUpTo(label: string, run: () => Promise<number>): Promise<M
   return { label, count, ms, perSecond: (count / ms) * 1000 };
 }
 
-const purge = async () => {
-  for (const QueueUrl of Object.values(urls))
-    await client.send(new PurgeQueueCommand({ QueueUrl }));
-};
-
 const publishRows = await interleaved(ROUNDS, [
   () =>
     measure('onceflow publish', PUBLISH, () =>
-      publishAll(transport, benchEnvelopes(PUBLISH), 1, CONCURRENCY),
+      publishAll(publishTransport, benchEnvelopes(PUBLISH), 1, CONCURRENCY),
     ),
   () =>
     measure('peer publish', PUBLISH, () =>
       pooled(benchEnvelopes(PUBLISH), (e) => publisher.publish(peerMessage(e))),
     ),
-  () => measure('SendMessage', PUBLISH, () => pooled(benchEnvelopes(PUBLISH), (e) => rawSend(e))),
+  () =>
+    measure('SendMessage', PUBLISH, () =>
+      pooled(benchEnvelopes(PUBLISH), (e) => rawSend(e, urls.rawPublish)),
+    ),
 ]);
-await purge();
 
 const consumeRows = await interleaved(ROUNDS, [
   async () => {
@@ -223,12 +247,11 @@ const consumeRows = await interleaved(ROUNDS, [
     });
   },
   async () => {
-    await pooled(benchEnvelopes(PEER_DEFAULTS_CONSUME), (e) => rawSend(e, urls.peer));
-    const measured = await measureUpTo('peer consume (defaults)', () =>
-      peerConsume(PEER_DEFAULTS_CONSUME, undefined, PEER_DEFAULTS_CAP_MS),
+    await pooled(benchEnvelopes(PEER_DEFAULTS_CONSUME), (e) => rawSend(e, urls.peerDefaults));
+    // What the cap leaves stays on this queue of its own; the next round reads what is left first.
+    return measureUpTo('peer consume (defaults)', () =>
+      peerConsume(PEER_DEFAULTS_CONSUME, undefined, PEER_DEFAULTS_CAP_MS, names.peerDefaults),
     );
-    await client.send(new PurgeQueueCommand({ QueueUrl: urls.peer })); // what the cap left
-    return measured;
   },
   async () => {
     await pooled(benchEnvelopes(CONSUME), (e) => rawSend(e, urls.peer));
@@ -236,7 +259,9 @@ const consumeRows = await interleaved(ROUNDS, [
   },
   async () => {
     await pooled(benchEnvelopes(CONSUME), (e) => rawSend(e));
-    return measure('receive + delete', CONSUME, () => rawConsume(CONSUME));
+    const measured = await measure('receive + delete', CONSUME, () => rawConsume(CONSUME));
+    await rawLoops;
+    return measured;
   },
 ]);
 
@@ -265,7 +290,9 @@ printComparisons(
 
 await publisher.close();
 await transport.close();
-await deleteSqsQueues(client, { queue: names.ours, fifo: false });
-for (const QueueUrl of [urls.peer, urls.raw])
-  await client.send(new DeleteQueueCommand({ QueueUrl }));
+await publishTransport.close();
+for (const queue of [names.ours, names.oursPublish])
+  await deleteSqsQueues(client, { queue, fifo: false });
+for (const QueueName of plainQueues)
+  await client.send(new DeleteQueueCommand({ QueueUrl: await urlOf(QueueName) }));
 client.destroy();
