@@ -5,8 +5,9 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
-/** Linux reports process and machine times in ticks of 1/USER_HZ s; USER_HZ is 100 on every mainstream arch. */
-const TICK_MS = 10;
+import { TICK_MS } from '../../core/bench/process-cpu.js';
+
+export { processCpuMs } from '../../core/bench/process-cpu.js';
 
 /** Machine CPU time so far, ms summed over cores. */
 export interface MachineCpu {
@@ -33,18 +34,6 @@ export function machineCpu(): MachineCpu {
     };
   } catch {
     return { busyMs: 0, iowaitMs: 0, totalMs: 0 };
-  }
-}
-
-/** CPU time (user + system, ms) a process has used so far; 0 when it cannot be read. */
-export function processCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return 0;
   }
 }
 
