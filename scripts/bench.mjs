@@ -67,6 +67,7 @@ function writeReport(done) {
     `Written by \`pnpm bench\` on ${started.toISOString()}. Benchmarks never fail CI on a time; read`,
     'the ratios (onceflow beside the raw client, measured side by side in the same run), not the',
     'absolute rates, which swing with whatever else the machine is doing.',
+    '[performance.md](performance.md) says, for each aim not met, what the profile shows.',
     '',
     '## Machine',
     '',
