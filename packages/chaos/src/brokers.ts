@@ -37,56 +37,40 @@ export async function startBroker(stack: StackName): Promise<ChaosBroker> {
       };
     case 'rabbitmq': {
       const server = await startRabbitMqServer({ port: base(), readyTimeoutMs: 180_000 });
-      return {
-        url: server.url,
-        restartable: true,
-        async restart(downMs) {
-          await server.stopApp();
-          await sleep(downMs);
-          await server.startApp();
-        },
-        [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
-      };
+      return restartable(
+        server,
+        server.url,
+        () => server.stopApp(),
+        () => server.startApp(),
+      );
     }
     case 'bullmq': {
       const server = await startRedisServer({ port: base() + 1 });
-      return {
-        url: server.url,
-        restartable: true,
-        async restart(downMs) {
-          await server.kill();
-          await sleep(downMs);
-          await server.start();
-        },
-        [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
-      };
+      return restartable(
+        server,
+        server.url,
+        () => server.kill(),
+        () => server.start(),
+      );
     }
     case 'kafka': {
       const server = await startKafkaServer({ port: base() + 2, readyTimeoutMs: 240_000 });
-      return {
-        url: server.brokers[0] ?? '',
-        restartable: true,
-        async restart(downMs) {
-          await server.stop({ kill: true });
-          await sleep(downMs);
-          await server.start();
-        },
-        [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
-      };
+      return restartable(
+        server,
+        server.brokers[0] ?? '',
+        () => server.stop({ kill: true }),
+        () => server.start(),
+      );
     }
     case 'sqs': {
       // ElasticMQ with its messages in an H2 file, so a SIGKILL and a start bring them back.
       const server = await startElasticMqServer({ port: base() + 4, persist: true });
-      return {
-        url: server.endpoint,
-        restartable: true,
-        async restart(downMs) {
-          await server.kill();
-          await sleep(downMs);
-          await server.start();
-        },
-        [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
-      };
+      return restartable(
+        server,
+        server.endpoint,
+        () => server.kill(),
+        () => server.start(),
+      );
     }
   }
 }
@@ -106,6 +90,25 @@ export async function startPostgres(): Promise<ChaosPostgres> {
       await server.stop(mode);
       await sleep(downMs);
       await server.start();
+    },
+    [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
+  };
+}
+
+/** A broker the harness restarts by `stop`, a pause of `downMs`, then `start`. */
+function restartable(
+  server: AsyncDisposable,
+  url: string,
+  stop: () => Promise<unknown>,
+  start: () => Promise<unknown>,
+): ChaosBroker {
+  return {
+    url,
+    restartable: true,
+    async restart(downMs) {
+      await stop();
+      await sleep(downMs);
+      await start();
     },
     [Symbol.asyncDispose]: () => server[Symbol.asyncDispose](),
   };

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChaosBroker, ChaosPostgres } from './brokers.js';
@@ -15,6 +14,7 @@ import {
   type StackName,
   type StackSpec,
 } from './stack.js';
+import { freePort } from './free-port.js';
 
 export interface RunOptions {
   readonly stack: StackName;
@@ -36,16 +36,6 @@ export interface RunOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DEDUPE_WINDOW_MS = 2_000;
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 const dieEnv = (k: KillAt | undefined) => (k ? `${k.point}:${k.after}` : '');
 

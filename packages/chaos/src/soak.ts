@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BacklogProbe, Transport } from '@onceflow/core';
@@ -22,6 +21,7 @@ import {
   soakVerdict,
 } from './soak-sampler.js';
 import { embeddedFile, openStack, type StackName, type StackSpec } from './stack.js';
+import { freePort } from './free-port.js';
 
 export interface SoakOptions {
   readonly stack: StackName;
@@ -58,16 +58,6 @@ export interface SoakResult {
 const MAX_IN_FLIGHT = 64;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const stripe = new Stripe('sk_test_chaos');
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 const hasBacklog = (t: Transport): t is Transport & BacklogProbe =>
   typeof (t as Partial<BacklogProbe>).backlog === 'function';
