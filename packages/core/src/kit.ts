@@ -45,6 +45,9 @@ export { completedNote } from './stale/note.js';
 // Stale-event guards (applyIfNewer in each SQL store): the same checks, order and note
 export { type Position, staleNote, toPosition } from './stale/position.js';
 
+// Retention in the stores: batched deletes paced so claims keep their latency
+export { type PacedBatchesOptions, purgeInPacedBatches } from './retention/paced-batches.js';
+
 // Outbox stores: the envelope of an added event, its id chosen once
 export { outboxEnvelope } from './outbox/event.js';
 
