@@ -38,6 +38,8 @@ export interface Summary {
    */
   readonly outageMisanswers: number;
   readonly durationMs: number;
+  /** ms spent in each phase of the run (start, send, replayWithin, drain, ...), in order. */
+  readonly phasesMs?: Readonly<Record<string, number>> | undefined;
   /** lost > 0, forged or unexpected rows, outage misanswers, or (helper mode) doubled > 0. */
   readonly failed: boolean;
 }
@@ -142,6 +144,13 @@ export function formatSummary(s: Summary): string[] {
     `${s.stack}/${s.mode} seed ${s.seed}: ${verdict}`,
     `  accepted ${s.accepted}/${s.events}, processed ${s.processed}, lost ${s.lost}, doubled ${s.doubled} (${s.extraRows} extra rows), unexpected ${s.unexpected}, forged accepted ${s.forgedAccepted}, gave up ${s.gaveUp}`,
     `  redelivery rate ${(s.redeliveryRate * 100).toFixed(1)}%, time to processed p50 ${s.p50Ms} ms, p99 ${s.p99Ms} ms; ${s.requests} requests in ${(s.durationMs / 1000).toFixed(1)} s`,
+    ...(s.phasesMs
+      ? [
+          `  phases: ${Object.entries(s.phasesMs)
+            .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+            .join(', ')}`,
+        ]
+      : []),
     `  answers: ${Object.entries(s.statuses)
       .map(([k, v]) => `${k}×${v}`)
       .join(' ')}`,

@@ -1,15 +1,4 @@
-import type { Summary } from './checker.js';
-
-/** The results table of a sweep, as docs/reliability.md holds it. */
-export function reliabilityTable(summaries: readonly Summary[]): string {
-  const head =
-    '| stack | handler | seed | events | accepted | processed | lost | doubled | unexpected | redelivery | p50 ms | p99 ms | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|';
-  const rows = summaries.map(
-    (s) =>
-      `| ${s.stack} | ${s.mode} | ${s.seed} | ${s.events} | ${s.accepted} | ${s.processed} | ${s.lost} | ${s.doubled} | ${s.unexpected} | ${(s.redeliveryRate * 100).toFixed(1)}% | ${s.p50Ms} | ${s.p99Ms} | ${s.failed ? 'FAILED' : 'ok'} |`,
-  );
-  return [head, ...rows].join('\n');
-}
+import { FULL_SWEEP, runKey, type SweepResult } from './sweep.js';
 
 const LEGEND = `Each run: a receiver and two workers as child processes, a Stripe-signing sender that
 duplicates, reorders, retries and replays, and the faults of the run's seed (workers and
@@ -20,25 +9,99 @@ restarted at a third and a half of the events accepted); see packages/chaos/READ
 - **plain**: the effect written on its own; its doubles are expected (at-least-once processing),
   and are what the same-transaction helper removes.
 
+Per stack and handler, over the runs done: accepted, processed, lost and doubled are sums;
 lost = accepted with no ledger row; doubled = ids with more than one ledger row (the ledger has
-no unique constraint); unexpected = rows for ids never accepted; redelivery = handler starts
-beyond the first per processed event; p50/p99 = first 2xx to first ledger row.`;
+no unique constraint); redelivery = handler starts beyond the first per processed event, over
+all the runs' processed events; p50 = the median of the runs' p50, p99 = the highest run's p99
+(first 2xx to first ledger row); minutes = the mean duration of a run; failed = runs with lost,
+unexpected rows, forged deliveries accepted, events given up, or (helper) doubled above 0.`;
 
 const SWEEP_HEADING = '## The full sweep';
 
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : (s[Math.floor((s.length - 1) / 2)] ?? 0);
+};
+
+/**
+ * The full sweep's table from every result of the results file: one row per stack and handler
+ * of the full plan (those with no run yet included), then the line saying how much is done.
+ */
+export function sweepTable(results: readonly SweepResult[]): string {
+  const { stacks, modes, seeds, events } = FULL_SWEEP;
+  const planned = new Set(
+    stacks.flatMap((stack) =>
+      modes.flatMap((mode) => seeds.map((seed) => runKey({ stack, mode, seed, events }))),
+    ),
+  );
+  // A tuple run twice (a line added by hand) counts once: its latest line.
+  const latest = new Map<string, SweepResult>();
+  for (const r of results) if (planned.has(runKey(r))) latest.set(runKey(r), r);
+  const inPlan = [...latest.values()];
+  const head =
+    '| stack | handler | runs | seeds | accepted | processed | lost | doubled | redelivery | p50 ms | p99 ms | minutes | failed |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|';
+  const rows: string[] = [];
+  for (const stack of stacks)
+    for (const mode of modes) {
+      const rs = inPlan
+        .filter((r) => r.stack === stack && r.mode === mode)
+        .sort((a, b) => seeds.indexOf(a.seed) - seeds.indexOf(b.seed));
+      const sum = (f: (r: SweepResult) => number) => rs.reduce((n, r) => n + f(r), 0);
+      const processed = sum((r) => r.processed);
+      const redelivery =
+        processed === 0 ? 0 : sum((r) => r.redeliveryRate * r.processed) / processed;
+      const none = rs.length === 0;
+      const cell = (v: string | number) => (none ? '–' : String(v));
+      rows.push(
+        `| ${stack} | ${mode} | ${rs.length} of ${seeds.length} | ${none ? '–' : rs.map((r) => r.seed).join(', ')} | ${cell(sum((r) => r.accepted))} | ${cell(processed)} | ${cell(sum((r) => r.lost))} | ${cell(sum((r) => r.doubled))} | ${cell(`${(redelivery * 100).toFixed(1)}%`)} | ${cell(median(rs.map((r) => r.p50Ms)))} | ${cell(Math.max(0, ...rs.map((r) => r.p99Ms)))} | ${cell((sum((r) => r.durationMs) / rs.length / 60_000).toFixed(1))} | ${cell(rs.filter((r) => r.failed).length)} |`,
+      );
+    }
+  const total = planned.size;
+  const done =
+    inPlan.length === total
+      ? `All ${total} runs of the full sweep are done.`
+      : `**${inPlan.length} of ${total} runs done: the full sweep is not complete.**`;
+  const failed = inPlan
+    .filter((r) => r.failed)
+    .map(
+      (r) =>
+        `- FAILED ${r.stack}/${r.mode} seed ${r.seed}: accepted ${r.accepted}, lost ${r.lost}, doubled ${r.doubled}, unexpected ${r.unexpected}, forged accepted ${r.forgedAccepted}, gave up ${r.gaveUp} (commit ${r.commit.slice(0, 7)}, ${r.date.slice(0, 10)})`,
+    );
+  const others = results.filter((r) => !planned.has(runKey(r))).length;
+  const notes = [
+    done,
+    ...(others > 0
+      ? [`${others} other runs in the results file (other sizes, seeds or stacks) are not counted.`]
+      : []),
+  ];
+  return [head, ...rows, '', ...notes, ...(failed.length ? ['', ...failed] : [])].join('\n');
+}
+
 /**
  * `doc` with its "The full sweep" section (up to the next `## ` heading) replaced by the sweep's
- * legend and table; the rest of the file (what else was run, the soak) is kept. A doc without the
- * section gets it at the end.
+ * how-to, legend and table, built from every result of the results file; the rest of the file
+ * (what else was run, the soak) is kept. A doc without the section gets it at the end.
  */
 export function withSweepSection(
   doc: string,
-  summaries: readonly Summary[],
-  command: string,
+  results: readonly SweepResult[],
+  resultsFile: string,
 ): string {
-  const seeds = [...new Set(summaries.map((s) => s.seed))].join(', ');
+  const { seeds, events } = FULL_SWEEP;
   const day = new Date().toISOString().slice(0, 10);
-  const section = `${SWEEP_HEADING}\n\nWritten by \`${command}\` on ${day}; seeds ${seeds}.\n\n${LEGEND}\n\n${reliabilityTable(summaries)}\n`;
+  const commits = [...new Set(results.map((r) => r.commit.slice(0, 7)))];
+  const howTo = `\`\`\`sh
+pnpm chaos --full                       # goes on where the results file stops
+pnpm chaos --full --budget-minutes 120  # stops after the run in progress once 120 minutes passed
+pnpm chaos --full --stacks embedded     # only these stacks' runs
+\`\`\`
+
+${seeds.length} seeds (1000 + 7919·i, i = 0…${seeds.length - 1}) × ${events.toLocaleString('en-US')} events × 5 stacks × 2 handlers.
+Every finished run is appended at once to \`${resultsFile}\` (one JSON line: the checker's
+counts, duration, phases, faults, date, load average and commit); \`--full\` skips the runs
+already there, and this section is rebuilt from the whole file after each run (last on ${day}${commits.length ? `; commits ${commits.join(', ')}` : ''}).
+To run one again, delete its line.`;
+  const section = `${SWEEP_HEADING}\n\n${howTo}\n\n${LEGEND}\n\n${sweepTable(results)}\n`;
   const start = doc.indexOf(`\n${SWEEP_HEADING}\n`);
   if (start === -1) return `${doc.trimEnd()}\n\n${section}`;
   const next = doc.indexOf('\n## ', start + 1);

@@ -50,6 +50,14 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   const plan = planFor(seed, events, broker.restartable, postgres !== undefined);
   for (const line of describePlan(plan)) log(line);
   const started = Date.now();
+  // Where the run's time goes, for the summary: ms from the previous mark to each phase's end.
+  const phasesMs: Record<string, number> = {};
+  let lastMark = started;
+  const mark = (phase: string) => {
+    const now = Date.now();
+    phasesMs[phase] = now - lastMark;
+    lastMark = now;
+  };
   const runId = `${seed}_${randomBytes(3).toString('hex')}`;
   const dir = mkdtempSync(join(tmpdir(), 'onceflow-chaos-'));
   const spec: StackSpec = {
@@ -141,6 +149,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     });
   };
   await Promise.all([spawnWorker(), spawnWorker()]);
+  mark('start');
 
   // Faults timed on progress.
   const pending = new Set<Promise<unknown>>();
@@ -226,30 +235,47 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     onAnswer: (status) => outage?.set(status, (outage.get(status) ?? 0) + 1),
   });
   const { report } = sender;
+  // Progress every 30 s, so a long run shows its pace while it runs.
+  const progress = setInterval(() => {
+    void owner.ledger.rows().then(
+      (rows) =>
+        log(
+          `  ${Math.round((Date.now() - started) / 1000)} s: ${report.accepted.size} accepted, ${rows.length} processed, ${report.requests} requests`,
+        ),
+      () => {},
+    );
+  }, 30_000);
   try {
     await sender.sendAll();
+    mark('send');
     const within = await sender.replay(2);
     await restarting;
+    mark('replayWithin');
     const drainBy = Date.now() + (options.drainTimeoutMs ?? 180_000);
     const drained = async () => {
       const ids = new Set((await owner.ledger.rows()).map((r) => r.id));
       return [...report.accepted.keys()].every((id) => ids.has(id));
     };
     while (!(await drained().catch(() => false)) && Date.now() < drainBy) await sleep(250);
+    mark('drain');
     // Beyond the broker's dedupe window (where it has one), then long enough for late redeliveries.
     const window = transport.capabilities.brokerDedupe;
     await sleep((window && window.windowMs <= 10_000 ? window.windowMs : 0) + 500);
     const beyond = await sender.replay(3);
     faults.push(`replayed ${within} events within the dedupe window and ${beyond} beyond it`);
+    mark('replayBeyond');
     await Promise.all(pending);
     await sleep(2 * lockMs);
+    mark('settle');
   } finally {
     stopping = true;
     clearInterval(monitor);
+    clearInterval(progress);
     await receiverReady;
     await Promise.all([...workers].map((w) => stopChild(w)));
     if (receiver) await stopChild(receiver);
   }
+  mark('stop');
   const summary = await check({
     stack: postgres ? `${stack}+pg-restart` : stack,
     mode,
@@ -266,8 +292,9 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     outageAnswers: postgres ? outageAnswers : undefined,
     durationMs: Date.now() - started,
   });
+  mark('check');
   await owner.close();
   await owner.drop();
   rmSync(dir, { recursive: true, force: true });
-  return summary;
+  return { ...summary, phasesMs };
 }
