@@ -9,7 +9,11 @@ export interface Ticker {
   start(): void;
   /** One run now; resolves with how many items it handled. Rejects if the run fails. */
   runOnce(): Promise<number>;
-  /** Stops the timer and waits for runs in progress to finish. Idempotent; `start` is a no-op afterwards. */
+  /**
+   * Stops the timer, aborts the signal of each run in progress and waits for those runs to finish
+   * (a run that ignores its signal is waited for to the end). Idempotent; `start` is a no-op
+   * afterwards.
+   */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -22,17 +26,19 @@ export function createTicker(options: {
   readonly intervalMs: number;
   readonly logger: Logger;
   readonly name: string;
-  readonly run: () => Promise<number>;
+  /** One run; `signal` aborts when `close` is called while it runs. */
+  readonly run: (signal: AbortSignal) => Promise<number>;
 }): Ticker {
   const { intervalMs, logger, name, run } = options;
-  const inFlight = new Set<Promise<number>>();
+  const inFlight = new Map<Promise<number>, AbortController>();
   let timer: NodeJS.Timeout | undefined;
   let ticking = false;
   let closed = false;
 
   const runOnce = (): Promise<number> => {
-    const p = run();
-    inFlight.add(p);
+    const controller = new AbortController();
+    const p = run(controller.signal);
+    inFlight.set(p, controller);
     const forget = () => inFlight.delete(p);
     p.then(forget, forget);
     return p;
@@ -54,7 +60,8 @@ export function createTicker(options: {
     closed = true;
     if (timer) clearInterval(timer);
     timer = undefined;
-    await Promise.allSettled([...inFlight]);
+    for (const controller of inFlight.values()) controller.abort();
+    await Promise.allSettled([...inFlight.keys()]);
   };
 
   return {

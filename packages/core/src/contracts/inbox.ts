@@ -59,6 +59,14 @@ export interface Inbox {
   }): Promise<StaleClaim[]>;
   /** Records a conflict (same id, other hash) for stats. */
   recordConflict(envelope: Envelope): Promise<void>;
-  purge(options: { readonly olderThan: Date }): Promise<number>;
+  purge(options: {
+    readonly olderThan: Date;
+    /**
+     * Stops the purge: a store checks it between batches (never inside one), stops there and
+     * resolves with the rows deleted so far; the rest stay for the next purge. A store that
+     * deletes in one step may finish regardless.
+     */
+    readonly signal?: AbortSignal | undefined;
+  }): Promise<number>;
   stats(): Promise<InboxStats>;
 }

@@ -154,9 +154,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     async recordConflict() {
       conflicts++;
     },
-    async purge({ olderThan }) {
+    // One synchronous pass, so `signal` is honoured only before it starts.
+    async purge({ olderThan, signal }) {
       const cutoff = olderThan.getTime();
       let removed = 0;
+      if (signal?.aborted === true) return removed;
       for (const [source, id, row] of rows.entries()) {
         const finished = done(row) || row.state === 'enqueued';
         if (!finished || row.receivedAt >= cutoff) continue;

@@ -28,7 +28,9 @@ export interface RetentionJanitorOptions {
 
 /**
  * Purges the inbox periodically. Never deletes pending claims (the inbox's `purge` contract).
- * Its timer does not keep the process alive; runs never overlap.
+ * Its timer does not keep the process alive; runs never overlap. `close` aborts a purge in
+ * progress (a store stops it between batches) and waits for it to stop, so shutdown does not wait
+ * for a paced purge to finish; the next run goes on from there.
  */
 export interface RetentionJanitor extends Ticker {}
 
@@ -49,9 +51,9 @@ export function createRetentionJanitor(options: RetentionJanitorOptions): Retent
     intervalMs,
     logger,
     name: 'inbox retention janitor',
-    run: async () => {
+    run: async (signal) => {
       const olderThan = new Date(now().getTime() - retentionMs);
-      const purged = await inbox.purge({ olderThan });
+      const purged = await inbox.purge({ olderThan, signal });
       if (purged > 0) logger.info({ purged, olderThan }, 'inbox rows purged');
       return purged;
     },

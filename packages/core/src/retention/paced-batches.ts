@@ -34,12 +34,14 @@ export async function purgeInPacedBatches(
   const { batchSize, pauseRatio, signal } = options;
   const now = options.now ?? (() => performance.now());
   const pause = options.pause ?? timerPause;
+  // A function, not a property read: TypeScript would narrow `aborted` across the awaits.
+  const aborted = () => signal?.aborted === true;
   let total = 0;
-  while (signal?.aborted !== true) {
+  while (!aborted()) {
     const started = now();
     const deleted = (await deleteBatch()) ?? 0;
     total += deleted;
-    if (deleted < batchSize || signal?.aborted === true) break;
+    if (deleted < batchSize || aborted()) break;
     const ms = (now() - started) * pauseRatio;
     if (ms > 0) await pause(ms, signal);
   }

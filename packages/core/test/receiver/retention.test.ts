@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createEnvelope } from '../../src/envelope.js';
+import { purgeInPacedBatches } from '../../src/kit.js';
 import { ConfigError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/memory/store.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
@@ -75,7 +76,10 @@ describe('retention janitor', () => {
 
     const janitor = createRetentionJanitor({ inbox, intervalMs: 60_000, now: () => new Date(now) });
     expect(await janitor.runOnce()).toBe(1);
-    expect(purge).toHaveBeenCalledWith({ olderThan: new Date(now - DEFAULT_INBOX_RETENTION_MS) });
+    expect(purge).toHaveBeenCalledWith({
+      olderThan: new Date(now - DEFAULT_INBOX_RETENTION_MS),
+      signal: expect.any(AbortSignal),
+    });
     expect(await inbox.stats()).toMatchObject({ enqueued: 1, pending: 1 });
     await janitor.close();
   });
@@ -91,5 +95,31 @@ describe('retention janitor', () => {
     const calls = purge.mock.calls.length;
     await new Promise((r) => setTimeout(r, 60));
     expect(purge.mock.calls.length).toBe(calls);
+  });
+
+  it('close aborts a purge in progress, which stops between batches, and returns promptly', async () => {
+    let batches = 0;
+    // A purge that would never end: every batch comes back full, and each is paced.
+    const inbox = {
+      purge: ({ signal }: { signal?: AbortSignal | undefined }) =>
+        purgeInPacedBatches(
+          async () => {
+            batches++;
+            await new Promise((r) => setTimeout(r, 5));
+            return 100;
+          },
+          { batchSize: 100, pauseRatio: 4, signal },
+        ),
+    };
+    const janitor = createRetentionJanitor({ inbox, intervalMs: 60_000 });
+    const run = janitor.runOnce();
+    await until(() => batches >= 2);
+    const t0 = performance.now();
+    await janitor.close();
+    expect(performance.now() - t0).toBeLessThan(500);
+    expect(await run).toBe(batches * 100);
+    const after = batches;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(batches, 'no batch after close').toBe(after);
   });
 });
