@@ -64,33 +64,48 @@ function claimResult(reply: string[], token: string): ClaimResult {
 export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<Inbox, 'release'> {
   const { redis, retentionMs, purgeBatchSize } = config;
 
-  /** Runs `batch(offset)` until a batch comes back short; returns the sum of the first counts. */
-  const inBatches = async (batch: (offset: number) => Promise<number[]>) => {
+  /**
+   * Runs `batch(offset)` until a batch comes back short or `signal` aborts (checked before each
+   * batch); returns the sum of the first counts.
+   */
+  const inBatches = async (
+    batch: (offset: number) => Promise<number[]>,
+    signal: AbortSignal | undefined,
+  ) => {
     let total = 0;
     let offset = 0;
-    for (;;) {
+    while (signal?.aborted !== true) {
       const [gone = 0, looked = 0, kept = 0] = await call('purge', () => batch(offset));
       total += gone;
       offset += kept;
-      if (looked < purgeBatchSize) return total;
+      if (looked < purgeBatchSize) break;
     }
+    return total;
   };
-  const purgeIndex = (index: string, which: 'open' | 'done', cutoff: number) =>
-    inBatches((offset) =>
-      scripts.purgeBatch(index, keys.base, cutoff, purgeBatchSize, offset, which),
+  const purgeIndex = (
+    index: string,
+    which: 'open' | 'done',
+    cutoff: number,
+    signal: AbortSignal | undefined,
+  ) =>
+    inBatches(
+      (offset) => scripts.purgeBatch(index, keys.base, cutoff, purgeBatchSize, offset, which),
+      signal,
     );
   /** Drops state index entries that rows which expired left behind. */
-  const pruneStateIndexes = async () => {
+  const pruneStateIndexes = async (signal: AbortSignal | undefined) => {
     for (const letter of EXPIRING) {
-      await inBatches((offset) =>
-        scripts.pruneBatch(
-          keys.stateIndex(letter),
-          keys.base,
-          letter,
-          retentionMs,
-          purgeBatchSize,
-          offset,
-        ),
+      await inBatches(
+        (offset) =>
+          scripts.pruneBatch(
+            keys.stateIndex(letter),
+            keys.base,
+            letter,
+            retentionMs,
+            purgeBatchSize,
+            offset,
+          ),
+        signal,
       );
     }
   };
@@ -178,15 +193,18 @@ export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<
       );
     },
 
-    async purge({ olderThan }) {
+    // `signal` is checked before each batch: an aborted purge stops there, trimming nothing more.
+    async purge({ olderThan, signal }) {
       const cutoff = olderThan.getTime();
       if (Number.isNaN(cutoff)) throw new RangeError('olderThan must be a valid date');
       const purged =
-        (await purgeIndex(keys.open, 'open', cutoff)) +
-        (await purgeIndex(keys.done, 'done', cutoff));
-      await pruneStateIndexes();
+        (await purgeIndex(keys.open, 'open', cutoff, signal)) +
+        (await purgeIndex(keys.done, 'done', cutoff, signal));
+      await pruneStateIndexes(signal);
       // Stream ids start with the time they were added (ms), so MINID drops older conflicts.
-      if (cutoff > 0) await call('purge', () => redis.xtrim(keys.conflicts, 'MINID', cutoff));
+      if (cutoff > 0 && signal?.aborted !== true) {
+        await call('purge', () => redis.xtrim(keys.conflicts, 'MINID', cutoff));
+      }
       return purged;
     },
 
