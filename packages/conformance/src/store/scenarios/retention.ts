@@ -72,6 +72,23 @@ export const retentionScenarios: StoreScenario[] = [
     },
   },
   {
+    name: 'purge with an aborted signal resolves with what it deleted, and the next purge removes the rest',
+    async run({ store, envelope, source, longLeaseMs }) {
+      const old = [envelope({ receivedAt: LONG_AGO }), envelope({ receivedAt: LONG_AGO })];
+      for (const env of old) await completed(store, env, longLeaseMs);
+      const stop = new AbortController();
+      stop.abort();
+      // A store stops between batches; one that deletes in one step may finish regardless.
+      expect(
+        await store.purge({ olderThan: HOUR_AGO(), signal: stop.signal }),
+      ).toBeGreaterThanOrEqual(0);
+      await store.purge({ olderThan: HOUR_AGO() });
+      for (const env of old) {
+        expect(await store.get(source, env.id), `${env.id} removed`).toBe(undefined);
+      }
+    },
+  },
+  {
     name: 'stats count received as pending, enqueued, processing and retry-scheduled as enqueued, completed and discarded as processed, dead letters in none',
     async run({ store, envelope, source, longLeaseMs }) {
       const before = await store.stats();
