@@ -12,17 +12,24 @@
  *              with the indexes built after the fill, then ANALYZE: almost all completed, one in
  *              10,000 dead-lettered, one in 50,000 still enqueued, the last 100 received;
  *              autovacuum off on it, so a background vacuum of the fill lands in no round
- *   purge      store.purge({ olderThan }) of the oldest day (a quarter of the rows), through the
- *              same store and pool while the paced claims go on; its run time and claim p99
- *              during it beside claim p99 on the full table without it; before it, the plan
- *              of one purge batch (EXPLAIN ANALYZE, rolled back), during it, how often the
- *              store's connections waited on a lock (pg_locks sampled every 100 ms)
+ *   purge      store.purge({ olderThan }) of a day (a quarter of the rows), through the same
+ *              pool while the paced claims go on, once per pause ratio in BENCH_PURGE_RATIOS
+ *              (default 0, then the store's default `purgePauseRatio`): the oldest day at the
+ *              first ratio, the next day at the second, and so on, with a VACUUM of the table
+ *              between them (autovacuum is off on it; in life it would clean up behind a
+ *              purge). For each: a paced round of BENCH_WITHOUT_MS on the full table just
+ *              before it (the "without": as long as a purge, so both see as much of the
+ *              machine's other work), its run time and rows/s, claim p99 during it, how often the store's
+ *              connections waited on a lock (pg_locks sampled every 100 ms), and a round after
+ *              it. Before the first, the plan of one purge batch (EXPLAIN ANALYZE, rolled back)
  *
  * Rounds alternate empty and full (median p99 kept). The aims: claim p99 on the full table within
  * 1.5× of the empty one; during the purge within 2× of without. Prints; never fails on a time.
  * Schemas of its own, dropped at the end. Env: ONCEFLOW_PG_URL, BENCH_ROWS (default 10000000),
  * BENCH_PAYLOAD_BYTES (of each event's payload, default 300), BENCH_PACED_MS (per round, default
- * 5000), BENCH_ROUNDS (default 3), BENCH_POOL_MAX (default 8).
+ * 5000), BENCH_ROUNDS (default 3), BENCH_POOL_MAX (default 8), BENCH_PURGE_RATIOS (pause ratios,
+ * comma-separated, default `0,<the default>`; at most four, a day each), BENCH_PURGE_BATCH (the
+ * purge's `purgeBatchSize`, default the store's 1000), BENCH_WITHOUT_MS (default 30000).
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -39,6 +46,7 @@ import {
   SPAN_MS,
 } from '../../core/bench/growth-events.js';
 import { runPacedCalls } from '../../core/bench/paced-calls.js';
+import { DEFAULT_PURGE_PAUSE_RATIO } from '../src/config.js';
 import { createPostgresInbox, migrate, type PostgresInbox } from '../src/index.js';
 import { DEFAULT_TABLE, inboxNames } from '../src/names.js';
 import { inboxStatements } from '../src/statements.js';
@@ -49,13 +57,17 @@ const PAYLOAD_BYTES = Number(process.env.BENCH_PAYLOAD_BYTES ?? 300);
 const PACED_MS = Number(process.env.BENCH_PACED_MS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const POOL_MAX = Number(process.env.BENCH_POOL_MAX ?? 8);
+const PURGE_RATIOS = (process.env.BENCH_PURGE_RATIOS ?? `0,${DEFAULT_PURGE_PAUSE_RATIO}`)
+  .split(',')
+  .map(Number)
+  .slice(0, 4);
 const MAX_MS = 3000;
 const CONCURRENCY = 32;
 const LEASE_MS = 30_000;
 /** Rows per fill statement: each commits on its own, so WAL is recycled as it goes. */
 const FILL_CHUNK = 250_000;
-/** The store's default `purgeBatchSize`. */
-const PURGE_BATCH = 1000;
+const PURGE_BATCH = Number(process.env.BENCH_PURGE_BATCH ?? 1000);
+const WITHOUT_MS = Number(process.env.BENCH_WITHOUT_MS ?? 30_000);
 
 const run = randomBytes(3).toString('hex');
 const APP_NAME = `onceflow_bench_grow_${run}`;
@@ -239,6 +251,56 @@ async function sampleLockWaits(admin: pg.Pool, signal: AbortSignal) {
   return { samples, waiting };
 }
 
+interface PurgeResult {
+  readonly pauseRatio: number;
+  readonly purged: number;
+  readonly seconds: number;
+  /** Claim p99 (ms) in the round just before the purge, and during it. */
+  readonly without: number;
+  readonly during: number;
+}
+
+/**
+ * A paced round on the full table, then the purge of everything before `olderThan` at
+ * `pauseRatio` while the same paced claims go on, then a round after it.
+ */
+async function purgeDay(
+  admin: pg.Pool,
+  pool: pg.Pool,
+  store: PostgresInbox,
+  rate: number,
+  olderThan: Date,
+  pauseRatio: number,
+): Promise<PurgeResult> {
+  const label = `pause ratio ${pauseRatio}`;
+  const purger = createPostgresInbox({
+    pool,
+    schema: schemas.full,
+    purgeBatchSize: PURGE_BATCH,
+    purgePauseRatio: pauseRatio,
+  });
+  const before = await paced(store, rate, undefined, WITHOUT_MS);
+  console.log(pacedLine(`before purge, ${label}`, before));
+  const stop = new AbortController();
+  const during = paced(store, rate, stop.signal, 30 * 60_000);
+  const waits = sampleLockWaits(admin, stop.signal);
+  const t0 = performance.now();
+  const purged = await purger.purge({ olderThan });
+  const seconds = (performance.now() - t0) / 1000;
+  stop.abort();
+  const underPurge = await during;
+  const waited = await waits;
+  console.log(pacedLine(`during purge, ${label}`, underPurge));
+  console.log(
+    `lock waits sampled every 100 ms during the purge: ${waited.waiting} of ${waited.samples} samples saw a backend waiting on a lock`,
+  );
+  console.log(pacedLine(`after purge, ${label}`, await paced(store, rate)));
+  console.log(
+    `purge at ${label} removed ${purged.toLocaleString('en')} rows in ${seconds.toFixed(1)} s (${Math.round(purged / seconds).toLocaleString('en')} rows/s, batches of ${PURGE_BATCH}): ${await tableBytes(admin, store.table)}`,
+  );
+  return { pauseRatio, purged, seconds, without: before.p99Ms, during: underPurge.p99Ms };
+}
+
 async function main(): Promise<void> {
   const admin = new pg.Pool({ connectionString: PG_URL, max: 2 });
   const pool = new pg.Pool({
@@ -289,28 +351,21 @@ async function main(): Promise<void> {
       }
     }
 
-    const olderThan = new Date(start.getTime() + DAY_MS);
     console.log(
-      `one purge batch (${PURGE_BATCH} rows), rolled back:\n${await explainPurge(admin, olderThan)}`,
+      `one purge batch (${PURGE_BATCH} rows), rolled back:\n${await explainPurge(admin, new Date(start.getTime() + DAY_MS))}`,
     );
-    const stop = new AbortController();
-    const during = paced(stores.full, rate, stop.signal, 30 * 60_000);
-    const waits = sampleLockWaits(admin, stop.signal);
-    t0 = performance.now();
-    const purged = await stores.full.purge({ olderThan });
-    const purgeSeconds = (performance.now() - t0) / 1000;
-    stop.abort();
-    const underPurge = await during;
-    const waited = await waits;
-    console.log(pacedLine('during purge', underPurge));
-    console.log(
-      `lock waits sampled every 100 ms during the purge: ${waited.waiting} of ${waited.samples} samples saw a backend waiting on a lock`,
-    );
-    const after = await paced(stores.full, rate);
-    console.log(pacedLine('after purge', after));
-    console.log(
-      `purge removed ${purged.toLocaleString('en')} rows in ${purgeSeconds.toFixed(1)} s (${Math.round(purged / purgeSeconds).toLocaleString('en')} rows/s): ${await tableBytes(admin, stores.full.table)}`,
-    );
+    const purges: PurgeResult[] = [];
+    for (const [day, pauseRatio] of PURGE_RATIOS.entries()) {
+      if (day > 0) {
+        t0 = performance.now();
+        await admin.query(`VACUUM ${stores.full.table}`);
+        console.log(
+          `VACUUM after the purge before: ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+        );
+      }
+      const olderThan = new Date(start.getTime() + (day + 1) * DAY_MS);
+      purges.push(await purgeDay(admin, pool, stores.full, rate, olderThan, pauseRatio));
+    }
 
     const rows = countLabel(ROWS);
     printCosts(
@@ -325,18 +380,20 @@ async function main(): Promise<void> {
           unit: 'ms',
           aim: 1.5,
         },
-        {
-          name: `claim p99 during purge of a day vs without`,
-          value: underPurge.p99Ms,
-          baseline: median(p99.full),
-          unit: 'ms',
-          aim: 2,
-        },
-        {
-          name: `purge of a day (${purged.toLocaleString('en')} rows)`,
-          value: purgeSeconds,
-          unit: 's',
-        },
+        ...purges.flatMap((r) => [
+          {
+            name: `claim p99 during purge of a day, pause ratio ${r.pauseRatio}, vs without`,
+            value: r.during,
+            baseline: r.without,
+            unit: 'ms',
+            aim: 2,
+          },
+          {
+            name: `purge of a day, pause ratio ${r.pauseRatio} (${r.purged.toLocaleString('en')} rows)`,
+            value: r.seconds,
+            unit: 's',
+          },
+        ]),
       ],
     );
   } finally {

@@ -9,11 +9,15 @@ const isPool = (v: unknown): v is Pool =>
   typeof (v as Partial<Pool>).query === 'function' &&
   typeof (v as Partial<Pool>).connect === 'function';
 
+/** `purgePauseRatio` unless configured: retention deletes for at most a third of its run. */
+export const DEFAULT_PURGE_PAUSE_RATIO = 2;
+
 const configSchema = z.object({
   pool: z.custom<Pool>(isPool, 'pool must be a pg.Pool'),
   schema: identifierSchema.default(DEFAULT_SCHEMA),
   table: tableNameSchema.default(DEFAULT_TABLE),
   purgeBatchSize: z.number().int().min(1).max(100_000).default(1000),
+  purgePauseRatio: z.number().min(0).max(1000).default(DEFAULT_PURGE_PAUSE_RATIO),
   batching: z
     .union([
       z.literal(false),
@@ -45,6 +49,14 @@ export interface PostgresInboxConfig extends InboxLocation {
   /** Rows deleted per statement by `purge`, so retention never holds long locks. Default 1000. */
   readonly purgeBatchSize?: number | undefined;
   /**
+   * Paces `purge`: after each batch it pauses this many times as long as the batch took, so
+   * retention spends at most `1 / (1 + purgePauseRatio)` of its run deleting and leaves the rest
+   * of the database's time (its WAL, its writes to disk) to the claims. A busy database makes
+   * batches slower and so the pauses longer. 0: batches back to back, fastest, and the claims
+   * running beside it pay for it. Default 2 (a third of the time spent deleting).
+   */
+  readonly purgePauseRatio?: number | undefined;
+  /**
    * Natural batching of the two statements every webhook runs (claim's insert, `markEnqueued`):
    * while `maxInFlight` statements of one kind run, further callers queue and go together, up
    * to `maxBatch` per statement, when one finishes. Nothing waits when the store is idle; every
@@ -63,6 +75,7 @@ export interface ResolvedPostgresInboxConfig {
   readonly schema: string;
   readonly table: string;
   readonly purgeBatchSize: number;
+  readonly purgePauseRatio: number;
   readonly batching: { readonly maxBatch: number; readonly maxInFlight: number } | false;
 }
 

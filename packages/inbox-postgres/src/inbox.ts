@@ -1,4 +1,10 @@
-import { decodeEnvelope, encodeEnvelope, nonNegative, positiveMs } from '@onceflow/core/kit';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  nonNegative,
+  positiveMs,
+  purgeInPacedBatches,
+} from '@onceflow/core/kit';
 import type { Envelope, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
 import { claim } from './claim.js';
 import { exec, type Queryable } from './exec.js';
@@ -13,19 +19,6 @@ interface StatsRow {
   conflicts: string;
 }
 
-/** Runs one batched DELETE until a batch comes back short; returns rows deleted. */
-async function deleteInBatches(
-  run: () => Promise<number | null>,
-  batchSize: number,
-): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const deleted = (await run()) ?? 0;
-    total += deleted;
-    if (deleted < batchSize) return total;
-  }
-}
-
 /**
  * The receiver-side half of the store (`release` lives with the store: it serves both halves).
  * Every method is one autocommit statement (claim: at most two per round; `hot` may share its
@@ -35,7 +28,7 @@ export function createInboxMethods(
   db: Queryable,
   sql: InboxStatements,
   hot: HotPath,
-  purgeBatchSize: number,
+  pacing: { readonly batchSize: number; readonly pauseRatio: number },
 ): Omit<Inbox, 'release'> {
   return {
     claim: (envelope, { leaseMs }) => claim(db, sql, hot, envelope, leaseMs),
@@ -62,11 +55,13 @@ export function createInboxMethods(
       await exec(db, sql.recordConflict, values, 'recordConflict');
     },
 
-    async purge({ olderThan }) {
+    // Records, then conflicts, each paced; `signal` stops either between two batches.
+    async purge({ olderThan, signal }) {
+      const options = { ...pacing, signal };
       const batch = (statement: typeof sql.purgeBatch) => async () =>
-        (await exec(db, statement, [olderThan, purgeBatchSize], 'purge')).rowCount;
-      const purged = await deleteInBatches(batch(sql.purgeBatch), purgeBatchSize);
-      await deleteInBatches(batch(sql.purgeConflictsBatch), purgeBatchSize);
+        (await exec(db, statement, [olderThan, pacing.batchSize], 'purge')).rowCount;
+      const purged = await purgeInPacedBatches(batch(sql.purgeBatch), options);
+      await purgeInPacedBatches(batch(sql.purgeConflictsBatch), options);
       return purged;
     },
 

@@ -52,7 +52,7 @@ export interface PostgresInbox extends Inbox, RecordStore, HealthCheck {
  * const receiver = createReceiver({ inbox: store, transport, sources });
  */
 export function createPostgresInbox(config: PostgresInboxConfig): PostgresInbox {
-  const { pool, schema, table, purgeBatchSize, batching } = resolveConfig(config);
+  const { pool, schema, table, purgeBatchSize, purgePauseRatio, batching } = resolveConfig(config);
   const names = inboxNames(schema, table);
   const sql = inboxStatements(names);
   const records = recordStatements(names);
@@ -60,7 +60,10 @@ export function createPostgresInbox(config: PostgresInboxConfig): PostgresInbox 
   return {
     table: names.qualified,
     keepsEnvelopes: true,
-    ...createInboxMethods(pool, sql, hot, purgeBatchSize),
+    ...createInboxMethods(pool, sql, hot, {
+      batchSize: purgeBatchSize,
+      pauseRatio: purgePauseRatio,
+    }),
     ...createRecordMethods(pool, names.qualified, records),
     async release(source, id, token) {
       await exec(pool, sql.release, [source, id, token], 'release');

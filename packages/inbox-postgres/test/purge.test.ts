@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresInbox, type PostgresInbox } from '../src/index.js';
@@ -6,13 +7,24 @@ import { envelope, fixture } from './helpers.js';
 const OLD = new Date('2020-01-01T00:00:00Z');
 const CUTOFF = new Date('2021-01-01T00:00:00Z');
 
-/** The real pool, counting the purge statements that pass through it. */
-function countingPool(pool: pg.Pool, counter: { batches: number }): pg.Pool {
+/**
+ * The real pool, counting the purge statements that pass through it; `onBatch` runs as each is
+ * sent, and each answers `delayMs` late.
+ */
+function countingPool(
+  pool: pg.Pool,
+  counter: { batches: number },
+  { onBatch = () => undefined, delayMs = 0 }: { onBatch?: () => void; delayMs?: number } = {},
+): pg.Pool {
   return new Proxy(pool, {
     get(target, prop) {
       if (prop !== 'query') return Reflect.get(target, prop, target);
-      return (config: pg.QueryConfig, ...rest: unknown[]) => {
-        if (/^onceflow_purge_[0-9a-f]+$/.test(config.name ?? '')) counter.batches += 1;
+      return async (config: pg.QueryConfig, ...rest: unknown[]) => {
+        if (/^onceflow_purge_[0-9a-f]+$/.test(config.name ?? '')) {
+          counter.batches += 1;
+          onBatch();
+          await sleep(delayMs);
+        }
         return (target.query as (...args: unknown[]) => unknown)(config, ...rest);
       };
     },
@@ -66,5 +78,45 @@ describe('purge', () => {
     );
     await fx.store.purge({ olderThan: CUTOFF });
     expect((await fx.store.stats()).conflicts).toBe(2);
+  });
+
+  it('stops between batches when its signal aborts, resolving with the rows deleted so far', async () => {
+    await using fx = await fixture();
+    const counter = { batches: 0 };
+    const stop = new AbortController();
+    const store = createPostgresInbox({
+      pool: countingPool(fx.pool, counter, { onBatch: () => stop.abort() }),
+      schema: fx.schema,
+      purgeBatchSize: 5,
+    });
+    for (let i = 0; i < 12; i++) await enqueued(store, OLD);
+
+    expect(await store.purge({ olderThan: CUTOFF, signal: stop.signal })).toBe(5);
+    expect(counter.batches).toBe(1);
+    expect(await store.purge({ olderThan: CUTOFF, signal: stop.signal })).toBe(0);
+    expect(await store.stats()).toMatchObject({ enqueued: 7 });
+    expect(await store.purge({ olderThan: CUTOFF })).toBe(7);
+  });
+
+  it('pauses purgePauseRatio times as long as each batch took between batches', async () => {
+    await using fx = await fixture();
+    const counter = { batches: 0 };
+    const pool = countingPool(fx.pool, counter, { delayMs: 10 });
+    const options = { pool, schema: fx.schema, purgeBatchSize: 5 };
+    for (let i = 0; i < 15; i++) await enqueued(createPostgresInbox(options), OLD);
+
+    const paced = createPostgresInbox({ ...options, purgePauseRatio: 10 });
+    const t0 = performance.now();
+    expect(await paced.purge({ olderThan: CUTOFF })).toBe(15);
+    // Batches of 5, 5, 5 and 0: three pauses of at least 10 × 10 ms.
+    expect(counter.batches).toBe(4);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(300);
+  });
+
+  it('refuses a negative purgePauseRatio', async () => {
+    await using fx = await fixture();
+    expect(() =>
+      createPostgresInbox({ pool: fx.pool, schema: fx.schema, purgePauseRatio: -1 }),
+    ).toThrow(/purgePauseRatio/);
   });
 });
