@@ -65,6 +65,18 @@ const embeddedSchema = z
      * `StoreUnavailableError`. A file that is up to date opens without the write lock. Default 30 000.
      */
     startTimeoutMs: z.number().int().nonnegative().default(30_000),
+    /**
+     * Records `inbox.purge` deletes per statement. SQLite runs each statement, its commit's sync
+     * and any WAL checkpoint it causes on the process's event loop, so a batch stalls the claims
+     * queued behind it for that long. Default 100.
+     */
+    purgeBatchSize: z.number().int().min(1).max(10_000).default(100),
+    /**
+     * After each purge batch, `inbox.purge` pauses this many times as long as the batch took
+     * (0: back to back), leaving the event loop and the write lock to the claims; a purge then
+     * takes about `1 + purgePauseRatio` times as long. Default 1.
+     */
+    purgePauseRatio: z.number().min(0).max(1000).default(1),
     /** Receives consumer-loop errors (a locked or failing database). Default: silent. */
     logger: loggerSchema.optional(),
     ...transportFields(),

@@ -74,7 +74,7 @@ export function createEmbedded(options: EmbeddedOptions): Embedded {
   });
   const close = () => lifecycle.close();
 
-  const store = createEmbeddedStore(handle);
+  const store = createEmbeddedStore(handle, config);
   return {
     inbox: store,
     records: store,

@@ -7,7 +7,13 @@ import {
   type StaleClaim,
   UsageError,
 } from '@onceflow/core';
-import { decodeEnvelope, encodeEnvelope, positiveMs, traceIdOf } from '@onceflow/core/kit';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  positiveMs,
+  purgeInPacedBatches,
+  traceIdOf,
+} from '@onceflow/core/kit';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
 import { appendHistory, entryJson } from './history.js';
@@ -21,8 +27,18 @@ interface ExistingRow {
 
 /** Rows purge may delete: finished, or on the broker with no attempt running. */
 const PURGEABLE = `state IN ('enqueued', 'completed', 'discarded')`;
-/** Rows deleted per purge statement, so the write lock is never held for a whole purge. */
-const PURGE_BATCH = 500;
+/** How `purge` paces its statements (`purgeBatchSize`, `purgePauseRatio` in the config). */
+export interface PurgePacing {
+  readonly batchSize: number;
+  readonly pauseRatio: number;
+}
+
+interface PurgeOptions {
+  readonly olderThan: Date;
+  readonly signal?: AbortSignal | undefined;
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 const toMs = (iso: string, fallback: number): number => {
   const ms = Date.parse(iso);
@@ -42,10 +58,13 @@ const toMs = (iso: string, fallback: number): number => {
  *
  * Retention: `purge` deletes `enqueued`, `completed` and `discarded` records received before
  * `olderThan` (never `received`, `processing`, `retry-scheduled` or `dead-lettered` ones) and
- * conflict records seen before it, a batch per statement; it returns the number of records
- * deleted. `stats().processed` counts completed and discarded events, with or without a claim.
+ * conflict records seen before it, `pacing.batchSize` rows per statement, pausing
+ * `pacing.pauseRatio` times each statement's run time after it so claims run between them; it
+ * returns the number of records deleted. An aborted `signal` stops it between statements (the
+ * rows left stay for the next purge). `stats().processed` counts completed and discarded events,
+ * with or without a claim.
  */
-export function createSqliteInbox(handle: DatabaseHandle): Inbox {
+export function createSqliteInbox(handle: DatabaseHandle, pacing: PurgePacing): Inbox {
   const claim = (envelope: Envelope, leaseMs: number): ClaimResult =>
     handle.immediate(() => {
       const now = Date.now();
@@ -123,26 +142,33 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
   const WAITING = `payload_hash IS NOT NULL
     AND state IN ('received', 'enqueued', 'processing', 'retry-scheduled')`;
 
-  const purge = async (olderThan: Date): Promise<number> => {
+  const purge = async ({ olderThan, signal }: PurgeOptions): Promise<number> => {
     const cutoff = olderThan.getTime();
     if (Number.isNaN(cutoff)) throw new UsageError('purge: olderThan must be a valid Date');
-    const batch = (sql: string, from: number) =>
-      asStore('purge', () => handle.stmt(sql).all(from, cutoff, PURGE_BATCH) as { at: number }[]);
+    const { batchSize, pauseRatio } = pacing;
     // Each batch is its own statement (a short write lock); `from` skips the kept rows already passed.
-    const drain = async (sql: string) => {
-      let removed = 0;
-      for (let from = Number.MIN_SAFE_INTEGER; ; ) {
-        const rows = await batch(sql, from);
-        removed += rows.length;
-        if (rows.length < PURGE_BATCH) return removed;
-        from = Math.max(...rows.map((r) => r.at));
-        await new Promise((resolve) => setImmediate(resolve));
-      }
+    const drain = (sql: string) => {
+      let from = Number.MIN_SAFE_INTEGER;
+      let first = true;
+      return purgeInPacedBatches(
+        async () => {
+          if (!first && pauseRatio === 0) await nextTurn(); // unpaced: still let I/O in between
+          first = false;
+          const rows = await asStore(
+            'purge',
+            () => handle.stmt(sql).all(from, cutoff, batchSize) as { at: number }[],
+          );
+          for (const r of rows) if (r.at > from) from = r.at;
+          return rows.length;
+        },
+        { batchSize, pauseRatio, signal },
+      );
     };
     await drain(
       `DELETE FROM onceflow_inbox_conflicts WHERE seq IN (SELECT seq FROM onceflow_inbox_conflicts
          WHERE seen_at >= ? AND seen_at < ? ORDER BY seen_at LIMIT ?) RETURNING seen_at AS at`,
     );
+    if (signal?.aborted === true) return 0;
     return drain(
       `DELETE FROM onceflow_inbox WHERE (source, id) IN (SELECT source, id FROM onceflow_inbox
          WHERE received_at >= ? AND received_at < ? AND ${PURGEABLE}
@@ -231,7 +257,7 @@ export function createSqliteInbox(handle: DatabaseHandle): Inbox {
           )
           .run(envelope.source, envelope.id, envelope.payloadHash, Date.now());
       }),
-    purge: ({ olderThan }) => purge(olderThan),
+    purge,
     stats: () => asStore('stats', stats),
   };
 }

@@ -1,4 +1,5 @@
 import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
+import type { EmbeddedConfig } from './config.js';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
 import { createSqliteInbox } from './inbox.js';
@@ -27,8 +28,14 @@ export interface EmbeddedStore extends Inbox, RecordStore, HealthCheck {
   check(signal?: AbortSignal): Promise<void>;
 }
 
-export function createEmbeddedStore(handle: DatabaseHandle): EmbeddedStore {
-  const inbox = createSqliteInbox(handle);
+export function createEmbeddedStore(
+  handle: DatabaseHandle,
+  config: Pick<EmbeddedConfig, 'purgeBatchSize' | 'purgePauseRatio'>,
+): EmbeddedStore {
+  const inbox = createSqliteInbox(handle, {
+    batchSize: config.purgeBatchSize,
+    pauseRatio: config.purgePauseRatio,
+  });
   const { releaseLease, ...records } = createSqliteRecordStore(handle);
   return {
     ...inbox,
