@@ -92,15 +92,16 @@ export function withSweepSection(
   const commits = [...new Set(results.map((r) => r.commit.slice(0, 7)))];
   const howTo = `\`\`\`sh
 pnpm chaos --full                       # goes on where the results file stops
-pnpm chaos --full --budget-minutes 120  # stops after the run in progress once 120 minutes passed
+pnpm chaos --full --budget-minutes 120  # starts no run after 120 minutes; the one in progress ends
 pnpm chaos --full --stacks embedded     # only these stacks' runs
 \`\`\`
 
-${seeds.length} seeds (1000 + 7919·i, i = 0…${seeds.length - 1}) × ${events.toLocaleString('en-US')} events × 5 stacks × 2 handlers.
-Every finished run is appended at once to \`${resultsFile}\` (one JSON line: the checker's
-counts, duration, phases, faults, date, load average and commit); \`--full\` skips the runs
-already there, and this section is rebuilt from the whole file after each run (last on ${day}${commits.length ? `; commits ${commits.join(', ')}` : ''}).
-To run one again, delete its line.`;
+${seeds.length} seeds (1000 + 7919·i, i = 0…${seeds.length - 1}) × ${events.toLocaleString('en-US')} events × ${FULL_SWEEP.stacks.length} stacks × ${FULL_SWEEP.modes.length} handlers. Every finished run is
+appended at once to \`${resultsFile}\` (one JSON line: the checker's counts, duration and
+phases, faults, date, load average and commit); \`--full\` skips the runs already there, failed
+ones included, and this section is rebuilt from the whole file after each run (last on ${day}${commits.length ? `; commits ${commits.join(', ')}` : ''}).
+A run stopped halfway (the process killed) leaves no line and is run again; to run a finished
+one again, delete its line.`;
   const section = `${SWEEP_HEADING}\n\n${howTo}\n\n${LEGEND}\n\n${sweepTable(results)}\n`;
   const start = doc.indexOf(`\n${SWEEP_HEADING}\n`);
   if (start === -1) return `${doc.trimEnd()}\n\n${section}`;
