@@ -7,10 +7,12 @@
  *
  *   pnpm --filter @onceflow/core bench
  *   BENCH_ROUNDS=5 BENCH_ROUND_MS=2000 BENCH_CONNECTIONS=32 pnpm --filter @onceflow/core bench
+ *   BENCH_SERVERS='receiver,receiver+metrics' pnpm --filter @onceflow/core bench   # some servers only
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
+import { metricsCostPerRequest } from './handler-cost.js';
 import { type LoadResult, formatResult, runLoad } from './load.js';
 import { BENCH_SECRET, SERVER_KINDS, type ServerKind } from './servers.js';
 
@@ -18,6 +20,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 1_000);
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+/** The servers to run, in this order (all by default). */
+const KINDS = (process.env.BENCH_SERVERS?.split(',') ?? SERVER_KINDS).map((k) => {
+  if (!(SERVER_KINDS as readonly string[]).includes(k)) throw new Error(`unknown server ${k}`);
+  return k as ServerKind;
+});
 
 /** A ~1.3 KB Stripe event with a unique id, signed as Stripe signs it. */
 const filler = randomBytes(300).toString('hex');
@@ -106,9 +113,9 @@ console.log(
 );
 const servers: Server[] = [];
 try {
-  for (const kind of SERVER_KINDS) servers.push(await startServer(kind));
+  for (const kind of KINDS) servers.push(await startServer(kind));
   for (const s of servers) await round(s, 'warm', WARMUP_MS);
-  const rounds = new Map<ServerKind, Round[]>(SERVER_KINDS.map((k) => [k, []]));
+  const rounds = new Map<ServerKind, Round[]>(KINDS.map((k) => [k, []]));
   for (let r = 0; r < ROUNDS; r++) {
     for (const s of servers) rounds.get(s.kind)!.push(await round(s, `r${r}`, ROUND_MS));
   }
@@ -122,6 +129,8 @@ try {
   const rps = (k: ServerKind) => results.get(k)!.load.rps;
   const cpu = (k: ServerKind) => results.get(k)!.cpuPerRequestUs;
   const line = (label: string, a: ServerKind, b: ServerKind) =>
+    results.has(a) &&
+    results.has(b) &&
     console.log(
       `${label.padEnd(40)} ${(rps(a) / rps(b)).toFixed(2)}× req/s   ${(cpu(b) / cpu(a)).toFixed(2)}× by CPU per request`,
     );
@@ -133,6 +142,14 @@ try {
   line('receiver+metrics / receiver', 'receiver+metrics', 'receiver');
   line('receiver via hono / receiver', 'receiver via hono', 'receiver');
   line('receiver via hono / hono + hmac', 'receiver via hono', 'hono + hmac');
+  if (KINDS.includes('receiver+metrics')) {
+    const cost = await metricsCostPerRequest(BENCH_SECRET);
+    console.log(
+      `\nmetrics on the receive path in one process (handler called directly, no-op stores): ` +
+        `${cost.withoutUs.toFixed(1)} µs/req without, ${cost.withUs.toFixed(1)} with ` +
+        `(${(cost.withUs - cost.withoutUs).toFixed(1)} µs for the metrics calls)`,
+    );
+  }
   // Other work on the machine moves every figure; CPU per request moves least (see README.md).
   console.log(`\nload average at the end: ${loadavg()[0]!.toFixed(1)}`);
 } finally {
