@@ -10,19 +10,28 @@
  *   full       the same with BENCH_ROWS rows (default 1M) received over the four days before
  *              now, filled in SQL in one transaction: almost all completed, one in 10,000
  *              dead-lettered, one in 50,000 still enqueued, the last 100 received; then ANALYZE
- *   purge      inbox.purge({ olderThan }) of the oldest day (a quarter of the rows) in the same
- *              process, on the same connection, while the paced claims go on (its batches yield
- *              to them); its run time and claim p99 during it beside claim p99 without it
+ *   purge      the oldest day (a quarter of the rows) purged in slices, one per entry of
+ *              BENCH_PURGES, while the paced claims go on; each slice through a fresh instance on
+ *              the full file with that entry's `purgeBatchSize` and `purgePauseRatio`, either in
+ *              the claiming process (on the claims' connection and event loop) or, marked
+ *              `process`, by a second process on the same file. Each slice prints its batch size,
+ *              pause ratio, rows/s, the event loop's longest stall, and claim p99 during it beside
+ *              a round without a purge run just before it.
  *
  * Rounds alternate empty and full (median p99 kept). The aims: claim p99 on the full file within
  * 1.5× of the empty one; during the purge within 2× of without. Prints; never fails on a time.
  * Files in a temporary folder, deleted at the end. Env: BENCH_ROWS (default 1000000),
  * BENCH_PAYLOAD_BYTES (default 300), BENCH_PACED_MS (per round, default 5000), BENCH_ROUNDS
- * (default 3).
+ * (default 3), BENCH_PURGES (comma-separated `batchSize:pauseRatio[:process]`, default
+ * `500:0,100:1,100:1:process`; a fourth field sets `wal_autocheckpoint` pages on the claiming
+ * connection for that slice, SQLite's default 1000, e.g. `100:1:here:0` for none).
  */
+import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { printCosts } from '../../core/bench/cost-rows.js';
 import {
   countLabel,
@@ -41,6 +50,17 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const PAYLOAD_BYTES = Number(process.env.BENCH_PAYLOAD_BYTES ?? 300);
 const PACED_MS = Number(process.env.BENCH_PACED_MS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PURGES = (process.env.BENCH_PURGES ?? '500:0,100:1,100:1:process').split(',').map((spec) => {
+  const [batch, ratio, where, autocheckpoint] = spec.split(':');
+  return {
+    purgeBatchSize: Number(batch),
+    purgePauseRatio: Number(ratio),
+    inProcess: where !== 'process',
+    /** `wal_autocheckpoint` pages on the purging connection; SQLite's default 1000. */
+    autocheckpoint: autocheckpoint ? Number(autocheckpoint) : undefined,
+  };
+});
+type PurgeSpec = (typeof PURGES)[number];
 const MAX_MS = 3000;
 const LEASE_MS = 30_000;
 
@@ -119,6 +139,35 @@ async function maxRate(embedded: Embedded): Promise<number> {
 const paced = (embedded: Embedded, rate: number, signal?: AbortSignal, durationMs = PACED_MS) =>
   runPacedCalls({ rate, durationMs, maxInFlight: 256, signal, call: () => webhook(embedded) });
 
+const loadLine = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+
+/** `purge` by another process on the same file (this script, forked with `purge-child`). */
+function purgeInChild(path: string, spec: PurgeSpec, olderThan: Date): Promise<number> {
+  const args = ['purge-child', path, String(spec.purgeBatchSize), String(spec.purgePauseRatio)];
+  const child = fork(fileURLToPath(import.meta.url), [...args, String(olderThan.getTime())]);
+  return new Promise((resolve, reject) => {
+    child.once('message', (n) => resolve(Number(n)));
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`purge child exited with ${code}`)));
+  });
+}
+
+async function purgeChild(): Promise<void> {
+  const [path = '', batch, ratio, before] = process.argv.slice(3);
+  const embedded = createEmbedded({
+    path,
+    purgeBatchSize: Number(batch),
+    purgePauseRatio: Number(ratio),
+  });
+  await embedded.start();
+  const purged = await embedded.inbox.purge({ olderThan: new Date(Number(before)) });
+  await embedded.close();
+  process.send?.(purged, () => process.exit(0));
+}
+
 const fileMb = (path: string) => `${Math.round(statSync(path).size / 2 ** 20)} MB`;
 
 async function main(): Promise<void> {
@@ -151,24 +200,53 @@ async function main(): Promise<void> {
       }
     }
 
-    const stop = new AbortController();
-    const during = paced(files.full, rate, stop.signal, 30 * 60_000);
-    t0 = performance.now();
-    const purged = await files.full.inbox.purge({ olderThan: new Date(start + DAY_MS) });
-    const purgeSeconds = (performance.now() - t0) / 1000;
-    stop.abort();
-    const underPurge = await during;
-    console.log(pacedLine('during purge', underPurge));
+    // The oldest day in one slice per purge entry, each purged while the claims go on.
+    const slices: { spec: PurgeSpec; without: number; during: number; rows: number; s: number }[] =
+      [];
+    await files.full.close();
+    for (const [k, spec] of PURGES.entries()) {
+      const olderThan = new Date(start + ((k + 1) * DAY_MS) / PURGES.length);
+      const { purgeBatchSize, purgePauseRatio } = spec;
+      files.full = createEmbedded({ path: paths.full, purgeBatchSize, purgePauseRatio });
+      await files.full.start();
+      if (spec.autocheckpoint !== undefined) {
+        files.full.db.pragma(`wal_autocheckpoint = ${spec.autocheckpoint}`);
+      }
+      const label = `${spec.purgeBatchSize}/${spec.purgePauseRatio}${spec.inProcess ? '' : ' 2nd proc'}${spec.autocheckpoint === undefined ? '' : ` ckpt ${spec.autocheckpoint}`}`;
+      const before = await paced(files.full, rate);
+      console.log(pacedLine(`without (${label})`, before));
+      const stop = new AbortController();
+      const loop = monitorEventLoopDelay({ resolution: 5 });
+      loop.enable();
+      const during = paced(files.full, rate, stop.signal, 30 * 60_000);
+      t0 = performance.now();
+      const purged = spec.inProcess
+        ? await files.full.inbox.purge({ olderThan })
+        : await purgeInChild(paths.full, spec, olderThan);
+      const seconds = (performance.now() - t0) / 1000;
+      stop.abort();
+      const underPurge = await during;
+      loop.disable();
+      console.log(pacedLine(`during purge (${label})`, underPurge));
+      console.log(
+        `  purge batch ${spec.purgeBatchSize}, pause ratio ${spec.purgePauseRatio}, ${spec.inProcess ? 'in the claiming process' : 'in a second process'}: ${purged.toLocaleString('en')} rows in ${seconds.toFixed(1)} s (${Math.round(purged / seconds).toLocaleString('en')} rows/s), longest event-loop stall ${(loop.max / 1e6).toFixed(0)} ms, load ${loadLine()}`,
+      );
+      slices.push({
+        spec,
+        without: before.p99Ms,
+        during: underPurge.p99Ms,
+        rows: purged,
+        s: seconds,
+      });
+      await files.full.close();
+    }
+    files.full = createEmbedded({ path: paths.full });
+    await files.full.start();
     console.log(pacedLine('after purge', await paced(files.full, rate)));
-    console.log(
-      `purge removed ${purged.toLocaleString('en')} rows in ${purgeSeconds.toFixed(1)} s (${Math.round(purged / purgeSeconds).toLocaleString('en')} rows/s)`,
-    );
 
     const rows = countLabel(ROWS);
     printCosts(
-      `SQLite inbox (embedded) at ${rows} rows, claim + markEnqueued paced at ${rate}/s (half the empty file's maximum), median of ${ROUNDS} rounds, load average ${loadavg()
-        .map((n) => n.toFixed(2))
-        .join(' ')}`,
+      `SQLite inbox (embedded) at ${rows} rows, claim + markEnqueued paced at ${rate}/s (half the empty file's maximum), median of ${ROUNDS} rounds, load average ${loadLine()}`,
       [
         {
           name: `claim p99, ${rows} rows vs empty`,
@@ -177,18 +255,23 @@ async function main(): Promise<void> {
           unit: 'ms',
           aim: 1.5,
         },
-        {
-          name: 'claim p99 during purge of a day vs without',
-          value: underPurge.p99Ms,
-          baseline: median(p99.full),
-          unit: 'ms',
-          aim: 2,
-        },
-        {
-          name: `purge of a day (${purged.toLocaleString('en')} rows)`,
-          value: purgeSeconds,
-          unit: 's',
-        },
+        ...slices.flatMap(({ spec, without, during, rows: n, s: seconds }) => {
+          const how = `batch ${spec.purgeBatchSize}, pause ratio ${spec.purgePauseRatio}${spec.inProcess ? '' : ', 2nd process'}${spec.autocheckpoint === undefined ? '' : `, wal_autocheckpoint ${spec.autocheckpoint}`}`;
+          return [
+            {
+              name: `claim p99 during purge (${how}) vs without`,
+              value: during,
+              baseline: without,
+              unit: 'ms',
+              aim: 2,
+            },
+            {
+              name: `purge (${how}): ${n.toLocaleString('en')} rows, ${Math.round(n / seconds).toLocaleString('en')} rows/s`,
+              value: seconds,
+              unit: 's',
+            },
+          ];
+        }),
       ],
     );
   } finally {
@@ -197,4 +280,5 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+if (process.argv[2] === 'purge-child') await purgeChild();
+else await main();
