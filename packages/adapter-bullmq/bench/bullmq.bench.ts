@@ -3,7 +3,7 @@
  * doing the same work, on the shared Redis (`ONCEFLOW_REDIS_URL` overrides). Prints; never fails.
  *
  * - publish: `transport.publish` vs `Queue.addBulk` with the same encoded bodies and job ids,
- *   both in batches of 50 with 4 batches in flight;
+ *   both in batches of 50 with 4 batches in flight, each on a connection opened for the round;
  * - consume: `createWorker` with the record guard (memory store) and a no-op handler vs a raw
  *   BullMQ `Worker` whose processor decodes the envelope and returns (BullMQ completes the job),
  *   and the same raw `Worker` taking and completing each event's record in a memory record store
@@ -86,11 +86,23 @@ const publishOurs = () =>
     }
   });
 
-const publishRaw = () =>
-  withQueue(async (_, queue) => {
+// Each side on a connection of its own, opened for the round with the options the transport's
+// publisher uses: the shared connection, warm from every earlier round, made the raw side's
+// first batches cheaper than the transport's (docs/performance.md, "Publishing").
+const publishRaw = async () => {
+  const own = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const name = freshQueue();
+  used.push(name);
+  const queue = new Queue(name, { connection: own, prefix });
+  try {
+    await queue.waitUntilReady();
     const envelopes = benchEnvelopes(COUNT);
-    return measure('publish raw', COUNT, () => rawPublish(queue, envelopes));
-  });
+    return await measure('publish raw', COUNT, () => rawPublish(queue, envelopes));
+  } finally {
+    await queue.close();
+    await own.quit();
+  }
+};
 
 const consumeOurs = () =>
   withQueue(async (name, queue) => {
