@@ -9,8 +9,8 @@ const isPool = (v: unknown): v is Pool =>
   typeof (v as Partial<Pool>).query === 'function' &&
   typeof (v as Partial<Pool>).connect === 'function';
 
-/** `purgePauseRatio` unless configured: retention deletes for at most a third of its run. */
-export const DEFAULT_PURGE_PAUSE_RATIO = 2;
+/** `purgePauseRatio` unless configured: retention deletes for at most a fifth of its run. */
+export const DEFAULT_PURGE_PAUSE_RATIO = 4;
 
 const configSchema = z.object({
   pool: z.custom<Pool>(isPool, 'pool must be a pg.Pool'),
@@ -53,7 +53,7 @@ export interface PostgresInboxConfig extends InboxLocation {
    * retention spends at most `1 / (1 + purgePauseRatio)` of its run deleting and leaves the rest
    * of the database's time (its WAL, its writes to disk) to the claims. A busy database makes
    * batches slower and so the pauses longer. 0: batches back to back, fastest, and the claims
-   * running beside it pay for it. Default 2 (a third of the time spent deleting).
+   * running beside it pay for it. Default 4 (a fifth of the time spent deleting).
    */
   readonly purgePauseRatio?: number | undefined;
   /**
