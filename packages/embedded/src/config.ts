@@ -74,7 +74,7 @@ const embeddedSchema = z
     /**
      * After each purge batch, `inbox.purge` pauses this many times as long as the batch took
      * (0: back to back), leaving the event loop and the write lock to the claims; a purge then
-     * takes about `1 + purgePauseRatio` times as long. Default 1.
+     * runs about `1 + purgePauseRatio` times as long as its statements take. Default 1.
      */
     purgePauseRatio: z.number().min(0).max(1000).default(1),
     /** Receives consumer-loop errors (a locked or failing database). Default: silent. */
