@@ -103,6 +103,13 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   const killedByHarness = new WeakSet<Child>();
   let receiverReady: Promise<void> = Promise.resolve();
   let receiverEndedAt: number | undefined;
+  const endedReceivers = new WeakSet<Child>();
+  /** Resolves once a receiver is up that has not ended and is not being killed by the harness. */
+  const untilReceiverListens = async (): Promise<void> => {
+    const listening = (c: Child | undefined) =>
+      c !== undefined && !endedReceivers.has(c) && !killedByHarness.has(c);
+    while (!stopping && !listening(receiver)) await sleep(50);
+  };
   const spawnReceiver = async (): Promise<void> => {
     const die = plan.receivers[receiverGen++];
     const child = await startUntilReady('a receiver', () =>
@@ -119,6 +126,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     if (receiverEndedAt !== undefined)
       faults.push(`a receiver listens again ${Date.now() - receiverEndedAt} ms after`);
     void child.exited.then((how) => {
+      endedReceivers.add(child);
       if (stopping || receiver !== child) return;
       receiverEndedAt = Date.now();
       const by = killedByHarness.has(child)
@@ -169,23 +177,26 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     if (postgres && postgresRestart && accepted / events >= postgresRestart.at) {
       const { mode: how, downMs } = postgresRestart;
       postgresRestart = undefined;
-      outage = outageAnswers;
-      const t = Date.now();
-      track(
-        postgres.restart(how, downMs).then(
-          () => {
-            outage = undefined;
-            const answers = [...outageAnswers].map(([k, v]) => `${k}×${v}`).join(' ') || 'none';
-            faults.push(
-              `PostgreSQL stopped (${how}) at ${accepted} accepted, ${Date.now() - t} ms down; answers meanwhile: ${answers}`,
-            );
-          },
-          (err: unknown) => {
-            outage = undefined;
-            faults.push(`PostgreSQL restart failed: ${err}`);
-          },
-        ),
-      );
+      // Stopped only while a receiver listens, so the outage is met by a receiver (its 503s),
+      // not only by the connection refusals of one being replaced.
+      const restartPostgres = async (): Promise<void> => {
+        await untilReceiverListens();
+        if (stopping) return;
+        outage = outageAnswers;
+        const t = Date.now();
+        try {
+          await postgres.restart(how, downMs);
+          const answers = [...outageAnswers].map(([k, v]) => `${k}×${v}`).join(' ') || 'none';
+          faults.push(
+            `PostgreSQL stopped (${how}) when due at ${accepted} accepted, ${Date.now() - t} ms down; answers meanwhile: ${answers}`,
+          );
+        } catch (err) {
+          faults.push(`PostgreSQL restart failed: ${err}`);
+        } finally {
+          outage = undefined;
+        }
+      };
+      track(restartPostgres());
     }
     const share = accepted / events;
     if (!killedReceiver && share >= plan.receiverKillAt) {
