@@ -11,23 +11,28 @@ export interface RunKey {
   readonly events: number;
 }
 
+/** The checker's counts a results line keeps (the same fields as the run's summary). */
+type KeptCounts = Pick<
+  Summary,
+  | 'accepted'
+  | 'processed'
+  | 'lost'
+  | 'doubled'
+  | 'extraRows'
+  | 'unexpected'
+  | 'forgedAccepted'
+  | 'gaveUp'
+  | 'outageMisanswers'
+  | 'redeliveryRate'
+  | 'p50Ms'
+  | 'p99Ms'
+  | 'failed'
+  | 'durationMs'
+  | 'phasesMs'
+>;
+
 /** One line of the results file: a finished run's checker counts and where and when it ran. */
-export interface SweepResult extends RunKey {
-  readonly accepted: number;
-  readonly processed: number;
-  readonly lost: number;
-  readonly doubled: number;
-  readonly extraRows: number;
-  readonly unexpected: number;
-  readonly forgedAccepted: number;
-  readonly gaveUp: number;
-  readonly outageMisanswers: number;
-  readonly redeliveryRate: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly failed: boolean;
-  readonly durationMs: number;
-  readonly phasesMs?: Readonly<Record<string, number>> | undefined;
+export interface SweepResult extends RunKey, KeptCounts {
   readonly faults: readonly string[];
   /** ISO time the run ended. */
   readonly date: string;

@@ -5,22 +5,12 @@
  * the metrics calls themselves cost, which is far smaller.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Inbox } from '../src/contracts/inbox.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { resolveReceiverConfig } from '../src/receiver/config.js';
 import { createHandler } from '../src/receiver/handle.js';
 import type { UnreadRequest } from '../src/receiver/incoming.js';
 import { stripe } from '../src/verify/stripe.js';
-
-const noopInbox: Inbox = {
-  claim: async () => ({ status: 'new', token: 't' }),
-  markEnqueued: async () => {},
-  release: async () => {},
-  takeStale: async () => [],
-  recordConflict: async () => {},
-  purge: async () => 0,
-  stats: async () => ({ pending: 0, enqueued: 0, processed: 0, conflicts: 0 }),
-};
+import { noopInbox } from './noop-inbox.js';
 
 /** `count` signed Stripe requests (~1.3 KB) with distinct ids, their bodies already read. */
 function signedRequests(secret: string, count: number): UnreadRequest[] {

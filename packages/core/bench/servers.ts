@@ -13,12 +13,12 @@ import {
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { Inbox } from '../src/contracts/inbox.js';
 import { createMemoryStore } from '../src/memory/store.js';
 import { createMemoryTransport } from '../src/memory/transport.js';
 import { createMetrics } from '../src/observability/metrics.js';
 import { type Receiver, createReceiver } from '../src/receiver/index.js';
 import { stripe } from '../src/verify/stripe.js';
+import { noopInbox } from './noop-inbox.js';
 
 export const BENCH_SECRET = 'whsec_bench_secret';
 
@@ -105,20 +105,6 @@ function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Re
     metrics: options.metrics ? createMetrics() : undefined,
   });
 }
-
-/**
- * Stores that keep nothing: isolates the receiver's own cost (verify, hash, envelope, answer)
- * from what the memory stores cost (the store keeps every id, the transport every message).
- */
-const noopInbox: Inbox = {
-  claim: async () => ({ status: 'new', token: 't' }),
-  markEnqueued: async () => {},
-  release: async () => {},
-  takeStale: async () => [],
-  recordConflict: async () => {},
-  purge: async () => 0,
-  stats: async () => ({ pending: 0, enqueued: 0, processed: 0, conflicts: 0 }),
-};
 
 function listen(kind: ServerKind): Promise<number> {
   if (kind === 'receiver via hono') {

@@ -30,7 +30,6 @@ import {
   BatchSpanProcessor,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
-import type { Inbox } from '../src/contracts/inbox.js';
 import { createEnvelope } from '../src/envelope.js';
 import { createMemoryStore } from '../src/memory/store.js';
 import { createMemoryTransport } from '../src/memory/transport.js';
@@ -52,6 +51,7 @@ import {
   traceVerify,
 } from '../src/observability/trace-receipt.js';
 import { resolveTracer } from '../src/observability/tracing.js';
+import { noopInbox } from './noop-inbox.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const RECEIVES = Number(process.env.BENCH_RECEIVES ?? 3000);
@@ -97,16 +97,6 @@ function signed(): Request {
     body,
   });
 }
-
-const noopInbox: Inbox = {
-  claim: async () => ({ status: 'new', token: 't' }),
-  markEnqueued: async () => {},
-  release: async () => {},
-  takeStale: async () => [],
-  recordConflict: async () => {},
-  purge: async () => 0,
-  stats: async () => ({ pending: 0, enqueued: 0, processed: 0, conflicts: 0 }),
-};
 
 /** Requests per second through `receiver.fetch`, 16 at a time. */
 async function receiveRound(variant: Variant, n: number): Promise<Round> {
