@@ -33,10 +33,8 @@ export interface PurgePacing {
   readonly pauseRatio: number;
 }
 
-interface PurgeOptions {
-  readonly olderThan: Date;
-  readonly signal?: AbortSignal | undefined;
-}
+/** The contract's purge options (`olderThan`, `signal`). */
+type PurgeOptions = Parameters<Inbox['purge']>[0];
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
