@@ -82,6 +82,7 @@ const dirs = ['packages', 'apps', 'examples'].flatMap((d) =>
 let passed = 0;
 let failed = 0;
 const failedPackages = [];
+const failedTests = [];
 for (const dir of dirs) {
   const out = join(dir, '.vitest-result.json');
   rmSync(out, { force: true });
@@ -94,6 +95,15 @@ for (const dir of dirs) {
     const r = JSON.parse(readFileSync(out, 'utf8'));
     passed += r.numPassedTests;
     failed += r.numFailedTests + (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+    for (const file of r.testResults ?? []) {
+      if (file.status === 'failed' && !file.assertionResults?.some((t) => t.status === 'failed'))
+        failedTests.push(`${file.name.slice(root.length)}: ${(file.message ?? '').split('\n')[0]}`);
+      for (const t of file.assertionResults ?? [])
+        if (t.status !== 'passed')
+          failedTests.push(
+            `${file.name.slice(root.length)} > ${t.fullName} (${t.status}): ${(t.failureMessages?.[0] ?? '').split('\n')[0]}`,
+          );
+    }
     rmSync(out, { force: true });
   }
   if (status !== 0) failedPackages.push(dir.slice(root.length));
@@ -101,5 +111,7 @@ for (const dir of dirs) {
 // The capability matrix in the docs is generated from what the conformance suites just observed.
 run('node', ['scripts/capability-matrix.mjs']);
 if (failedPackages.length) console.error(`\nFailing packages: ${failedPackages.join(', ')}`);
+// Named again at the very end, where a log cut to its last lines still shows them.
+for (const t of failedTests) console.error(`FAILED ${t}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(failedPackages.length || failed ? 1 : 0);
