@@ -168,7 +168,7 @@ export function createSqliteInbox(handle: DatabaseHandle, pacing: PurgePacing): 
     );
     if (signal?.aborted === true) return 0;
     return drain(
-      `DELETE FROM onceflow_inbox WHERE (source, id) IN (SELECT source, id FROM onceflow_inbox
+      `DELETE FROM onceflow_inbox WHERE rowid IN (SELECT rowid FROM onceflow_inbox
          WHERE received_at >= ? AND received_at < ? AND ${PURGEABLE}
          ORDER BY received_at LIMIT ?) RETURNING received_at AS at`,
     );

@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { OUTBOX_MIGRATION } from './outbox-migration.js';
 import { RECORD_MIGRATION } from './record-migration.js';
+import { ROWID_MIGRATION } from './rowid-migration.js';
 import { VERSIONS_MIGRATION } from './versions-migration.js';
 
 /**
@@ -78,6 +79,7 @@ export const MIGRATIONS: readonly string[] = [
   RECORD_MIGRATION,
   OUTBOX_MIGRATION,
   VERSIONS_MIGRATION,
+  ROWID_MIGRATION,
 ];
 
 /**
