@@ -5,20 +5,10 @@ import { appendHistory } from './history.js';
 const TRACE_ID_GLOB = `${'[0-9a-f]'.repeat(32)}-*`;
 
 /**
- * Schema version 2: `onceflow_inbox` becomes the event record. SQLite cannot change a column's
- * CHECK, so the table is rebuilt in the migration's transaction (time linear in its rows, under
- * the write lock: other processes wait up to their busy timeout). Existing rows map onto the
- * record's states: processed → `completed`; holding a processing lease → `processing` (a lease
- * that ran out is taken by the next delivery, as before); pending → `received`; the rest
- * (enqueued, or seen by the processed-guard only) → `enqueued`. Each migrated row gets one history
- * entry, noted `migrated`, at its last known change. The transport's dead letters
- * (`onceflow_dead_letters`, gone with this version) become `dead-lettered` records with their
- * envelope, reason, attempts and last error, except over a `completed` record.
- *
+ * The event record's columns from schema version 2 on (version 5 keeps them in a rowid table).
  * Large columns come last (`history`, `envelope`), so the lease checks never read overflow pages.
  */
-export const RECORD_MIGRATION = `
-  CREATE TABLE onceflow_inbox_v2 (
+export const RECORD_COLUMNS = `
     source TEXT NOT NULL,
     id TEXT NOT NULL,
     state TEXT NOT NULL CHECK (state IN ('received', 'enqueued', 'processing',
@@ -41,7 +31,31 @@ export const RECORD_MIGRATION = `
     last_error TEXT,                -- JSON ErrorInfo
     history TEXT NOT NULL DEFAULT '[]', -- JSON array of HistoryEntry, oldest first, at most ${HISTORY_LIMIT}
     envelope TEXT,                  -- wire format v1: the claimed event, or a dead letter's
-    PRIMARY KEY (source, id)
+`;
+
+/** The event record's indexes from schema version 2 on, on `onceflow_inbox`. */
+export const RECORD_INDEXES = `
+  CREATE INDEX onceflow_inbox_pending ON onceflow_inbox (claimed_at) WHERE state = 'received';
+  CREATE INDEX onceflow_inbox_received ON onceflow_inbox (received_at);
+  -- Dead letters are browsed oldest first, ties by (source, id): RecordPage order.
+  CREATE INDEX onceflow_inbox_dead_letters ON onceflow_inbox (updated_at, source, id)
+    WHERE state = 'dead-lettered';
+`;
+
+/**
+ * Schema version 2: `onceflow_inbox` becomes the event record. SQLite cannot change a column's
+ * CHECK, so the table is rebuilt in the migration's transaction (time linear in its rows, under
+ * the write lock: other processes wait up to their busy timeout). Existing rows map onto the
+ * record's states: processed → `completed`; holding a processing lease → `processing` (a lease
+ * that ran out is taken by the next delivery, as before); pending → `received`; the rest
+ * (enqueued, or seen by the processed-guard only) → `enqueued`. Each migrated row gets one history
+ * entry, noted `migrated`, at its last known change. The transport's dead letters
+ * (`onceflow_dead_letters`, gone with this version) become `dead-lettered` records with their
+ * envelope, reason, attempts and last error, except over a `completed` record.
+ */
+export const RECORD_MIGRATION = `
+  CREATE TABLE onceflow_inbox_v2 (
+${RECORD_COLUMNS}    PRIMARY KEY (source, id)
   ) WITHOUT ROWID;
 
   INSERT INTO onceflow_inbox_v2 (source, id, state, processing_token, processing_expires_at,
@@ -97,9 +111,4 @@ export const RECORD_MIGRATION = `
   DROP TABLE onceflow_dead_letters;
   DROP TABLE onceflow_inbox;
   ALTER TABLE onceflow_inbox_v2 RENAME TO onceflow_inbox;
-  CREATE INDEX onceflow_inbox_pending ON onceflow_inbox (claimed_at) WHERE state = 'received';
-  CREATE INDEX onceflow_inbox_received ON onceflow_inbox (received_at);
-  -- Dead letters are browsed oldest first, ties by (source, id): RecordPage order.
-  CREATE INDEX onceflow_inbox_dead_letters ON onceflow_inbox (updated_at, source, id)
-    WHERE state = 'dead-lettered';
-`;
+${RECORD_INDEXES}`;
