@@ -13,7 +13,8 @@ Per stack and handler, over the runs done: accepted, processed, lost and doubled
 lost = accepted with no ledger row; doubled = ids with more than one ledger row (the ledger has
 no unique constraint); redelivery = handler starts beyond the first per processed event, over
 all the runs' processed events; p50 = the median of the runs' p50, p99 = the highest run's p99
-(first 2xx to first ledger row); minutes = the mean duration of a run; failed = runs with lost,
+(first 2xx to first ledger row, 0 when the worker wrote the row before the sender read its
+answer, as it mostly does on RabbitMQ); minutes = the mean duration of a run; failed = runs with lost,
 unexpected rows, forged deliveries accepted, events given up, or (helper) doubled above 0.`;
 
 const SWEEP_HEADING = '## The full sweep';
