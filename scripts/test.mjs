@@ -79,6 +79,7 @@ const dirs = ['packages', 'apps', 'examples'].flatMap((d) =>
     .map((p) => join(root, d, p))
     .filter((p) => existsSync(join(p, 'vitest.config.ts'))),
 );
+const firstLine = (text) => (text ?? '').split('\n')[0];
 let passed = 0;
 let failed = 0;
 const failedPackages = [];
@@ -96,12 +97,13 @@ for (const dir of dirs) {
     passed += r.numPassedTests;
     failed += r.numFailedTests + (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
     for (const file of r.testResults ?? []) {
+      const where = file.name.slice(root.length);
       if (file.status === 'failed' && !file.assertionResults?.some((t) => t.status === 'failed'))
-        failedTests.push(`${file.name.slice(root.length)}: ${(file.message ?? '').split('\n')[0]}`);
+        failedTests.push(`${where}: ${firstLine(file.message)}`);
       for (const t of file.assertionResults ?? [])
         if (t.status !== 'passed')
           failedTests.push(
-            `${file.name.slice(root.length)} > ${t.fullName} (${t.status}): ${(t.failureMessages?.[0] ?? '').split('\n')[0]}`,
+            `${where} > ${t.fullName} (${t.status}): ${firstLine(t.failureMessages?.[0])}`,
           );
     }
     rmSync(out, { force: true });

@@ -1,5 +1,10 @@
 import { RECORD_COLUMNS, RECORD_INDEXES } from './record-migration.js';
 
+/** Every column of the record, copied as it is. */
+const COPIED = `source, id, state, processing_token, processing_expires_at, claim_token,
+    claim_expires_at, claimed_at, payload_hash, received_at, updated_at, attempts, next_attempt_at,
+    type, ordering_key, consumer, trace_id, reason, last_error, history, envelope`;
+
 /**
  * Schema version 5: `onceflow_inbox` becomes a rowid table, its `(source, id)` key a unique index.
  * A `WITHOUT ROWID` table keeps at most about a quarter of a page of each row in its b-tree and
@@ -15,12 +20,8 @@ export const ROWID_MIGRATION = `
 ${RECORD_COLUMNS}    UNIQUE (source, id)
   );
 
-  INSERT INTO onceflow_inbox_v5 (source, id, state, processing_token, processing_expires_at,
-    claim_token, claim_expires_at, claimed_at, payload_hash, received_at, updated_at, attempts,
-    next_attempt_at, type, ordering_key, consumer, trace_id, reason, last_error, history, envelope)
-  SELECT source, id, state, processing_token, processing_expires_at,
-    claim_token, claim_expires_at, claimed_at, payload_hash, received_at, updated_at, attempts,
-    next_attempt_at, type, ordering_key, consumer, trace_id, reason, last_error, history, envelope
+  INSERT INTO onceflow_inbox_v5 (${COPIED})
+  SELECT ${COPIED}
   FROM onceflow_inbox ORDER BY received_at;
 
   DROP TABLE onceflow_inbox;
