@@ -58,6 +58,17 @@ log.segment.delete.delay.ms=1000
 `;
 
 /**
+ * A new cluster id as Kafka's own tool makes one: 16 random bytes in base64url, drawn again while
+ * it starts with `-`, which the storage tool's argument parser reads as an option (1 in 64).
+ */
+export function kafkaClusterId(random = () => randomBytes(16)) {
+  for (;;) {
+    const id = random().toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+/**
  * Starts a Kafka instance named `name` on `port` (controller on `controllerPort`), its data under
  * `<stateDir>/<name>-data` (kept across restarts unless `fresh`), and resolves when producers and
  * consumer groups work. Returns its pid. An instance already running under that name is reused.
@@ -92,7 +103,7 @@ export async function startKafka({
     `${lib}/*`,
   ];
   if (!existsSync(join(dataDir, 'meta.properties'))) {
-    const clusterId = randomBytes(16).toString('base64url');
+    const clusterId = kafkaClusterId();
     const r = spawnSync(
       'java',
       [...jvm, 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', props],
