@@ -18,6 +18,7 @@ import {
   printComparisons,
   publishAll,
   consumeWithWorker,
+  rawRecordGuard,
   type Measured,
 } from '@onceflow/conformance/bench';
 import type { Envelope } from '@onceflow/core';
@@ -124,8 +125,7 @@ const consumeOurs = () =>
 
 const consumeRaw = (guarded: boolean) => () =>
   withQueue(async (name, queue) => {
-    const records = createMemoryStore();
-    const lease = { leaseMs: 30_000, attempt: 1, consumer: 'raw', redrive: undefined };
+    const guard = rawRecordGuard(createMemoryStore());
     await rawPublish(queue, benchEnvelopes(COUNT));
     let handled = 0;
     let done!: () => void;
@@ -139,11 +139,7 @@ const consumeRaw = (guarded: boolean) => () =>
         name,
         async (job) => {
           const envelope = decodeEnvelope(job.data as string);
-          if (guarded) {
-            const begun = await records.begin(envelope, lease);
-            if (begun.status === 'acquired')
-              await records.complete(envelope.source, envelope.id, begun.token);
-          }
+          if (guarded) await guard(envelope);
           if (++handled === COUNT) done();
         },
         { connection, prefix, concurrency: CONCURRENCY },

@@ -24,6 +24,7 @@ import {
   measure,
   printComparisons,
   publishAll,
+  rawRecordGuard,
 } from '@onceflow/conformance/bench';
 import type { Envelope } from '@onceflow/core';
 import { createMemoryStore } from '@onceflow/core/testing';
@@ -164,8 +165,7 @@ const consumeRaw = async () => {
 
 const consumeRawCommitted = (guarded: boolean) => async () => {
   const topic = await freshTopic();
-  const records = createMemoryStore();
-  const lease = { leaseMs: 30_000, attempt: 1, consumer: 'raw', redrive: undefined };
+  const guard = rawRecordGuard(createMemoryStore());
   await rawPublish(topic, benchEnvelopes(COUNT));
   const consumer = kafka.consumer({ groupId: `${topic}.raw-committed`, maxWaitTimeInMs: 100 });
   let handled = 0;
@@ -187,11 +187,7 @@ const consumeRawCommitted = (guarded: boolean) => async () => {
         eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
           for (const message of batch.messages) {
             const envelope = decodeEnvelope(message.value ?? new Uint8Array(0));
-            if (guarded) {
-              const begun = await records.begin(envelope, lease);
-              if (begun.status === 'acquired')
-                await records.complete(envelope.source, envelope.id, begun.token);
-            }
+            if (guarded) await guard(envelope);
             resolveOffset(message.offset);
           }
           const next = String(Number(batch.lastOffset()) + 1);

@@ -8,7 +8,9 @@
  *   broker's answer to `SendMessage`; raw is `SendMessage` itself.
  * - Consume: onceflow through the worker with the event record's guard (memory store), 32
  *   handlers; the peer as shipped (sqs-consumer's defaults: one poller, one message per receive)
- *   and tuned (10 per receive, 4 pollers); raw is 4 receive loops of 10 with batched deletes.
+ *   and tuned (10 per receive, 4 pollers); raw is 4 receive loops of 10 with batched deletes,
+ *   and the same loops taking and completing each event's record in a memory record store first,
+ *   as the worker's guard does (`rawRecordGuard`: the "+ records" row).
  * - The peer with its defaults takes one message per receive from one poller, tens of times
  *   slower than the others: it is given fewer events (BENCH_CONSUME_PEER_DEFAULTS, default 300)
  *   and at most BENCH_PEER_DEFAULTS_CAP_MS (default 15 s) per round, whichever ends first, so the
@@ -37,8 +39,10 @@ import {
   measure,
   printComparisons,
   publishAll,
+  rawRecordGuard,
 } from '@onceflow/conformance/bench';
 import type { Envelope } from '@onceflow/core';
+import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import { createMemoryStore } from '@onceflow/core/testing';
 import { pino } from 'pino';
 import { peerMessage } from './peer-message.js';
@@ -78,6 +82,7 @@ const names = {
   peerPublish: `onceflow-peer-mqt-pub-${run}`,
   peerDefaults: `onceflow-peer-mqt-defaults-${run}`,
   raw: `onceflow-peer-raw-${run}`,
+  rawRecords: `onceflow-peer-raw-records-${run}`,
   rawPublish: `onceflow-peer-raw-pub-${run}`,
 };
 
@@ -113,6 +118,7 @@ const plainQueues = [
   names.peerPublish,
   names.peerDefaults,
   names.raw,
+  names.rawRecords,
   names.rawPublish,
 ];
 for (const QueueName of plainQueues) await client.send(new CreateQueueCommand({ QueueName }));
@@ -124,6 +130,7 @@ const urls = {
   peer: await urlOf(names.peer),
   peerDefaults: await urlOf(names.peerDefaults),
   raw: await urlOf(names.raw),
+  rawRecords: await urlOf(names.rawRecords),
   rawPublish: await urlOf(names.rawPublish),
 };
 
@@ -141,8 +148,15 @@ async function pooled<T>(items: readonly T[], each: (item: T) => Promise<unknown
 const rawSend = (e: Envelope, url = urls.raw) =>
   client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: body(e) }));
 
-/** Receive loops of 10 with batched deletes until `count` were deleted. */
-async function rawConsume(count: number): Promise<void> {
+/**
+ * Receive loops of 10 with batched deletes until `count` were deleted; with `guard`, each body is
+ * decoded as an envelope and its record taken and completed before the batch is deleted.
+ */
+async function rawConsume(
+  count: number,
+  url = urls.raw,
+  guard?: (envelope: Envelope) => Promise<void>,
+): Promise<void> {
   let deleted = 0;
   let reached!: () => void;
   const done = new Promise<void>((resolve) => {
@@ -152,15 +166,16 @@ async function rawConsume(count: number): Promise<void> {
     while (deleted < count) {
       const { Messages = [] } = await client.send(
         new ReceiveMessageCommand({
-          QueueUrl: urls.raw,
+          QueueUrl: url,
           MaxNumberOfMessages: 10,
           WaitTimeSeconds: 1,
         }),
       );
       if (Messages.length === 0) continue;
+      if (guard) for (const m of Messages) await guard(decodeEnvelope(m.Body ?? ''));
       await client.send(
         new DeleteMessageBatchCommand({
-          QueueUrl: urls.raw,
+          QueueUrl: url,
           Entries: Messages.map((m, i) => ({
             Id: String(i),
             ReceiptHandle: m.ReceiptHandle as string,
@@ -263,10 +278,24 @@ const consumeRows = await interleaved(ROUNDS, [
     await rawLoops;
     return measured;
   },
+  async () => {
+    await pooled(benchEnvelopes(CONSUME), (e) =>
+      client.send(
+        new SendMessageCommand({ QueueUrl: urls.rawRecords, MessageBody: encodeEnvelope(e) }),
+      ),
+    );
+    const guard = rawRecordGuard(createMemoryStore());
+    const measured = await measure('receive + delete, records', CONSUME, () =>
+      rawConsume(CONSUME, urls.rawRecords, guard),
+    );
+    await rawLoops;
+    return measured;
+  },
 ]);
 
 const [oursPub, peerPub, rawPub] = publishRows as [Measured, Measured, Measured];
-const [oursCon, peerDefault, peerTuned, rawCon] = consumeRows as [
+const [oursCon, peerDefault, peerTuned, rawCon, rawConRecords] = consumeRows as [
+  Measured,
   Measured,
   Measured,
   Measured,
@@ -282,6 +311,12 @@ printComparisons(
     { name: 'onceflow publish vs peer publish', ours: oursPub, raw: peerPub, aim: 1 },
     { name: 'peer publish vs SendMessage', ours: peerPub, raw: rawPub, aim: 0.95 },
     { name: 'onceflow consume (guard) vs receive + delete', ours: oursCon, raw: rawCon, aim: 0.8 },
+    {
+      name: 'onceflow consume (guard) vs receive + delete + records',
+      ours: oursCon,
+      raw: rawConRecords,
+      aim: 0.8,
+    },
     { name: 'onceflow consume vs peer (defaults)', ours: oursCon, raw: peerDefault, aim: 1 },
     { name: 'onceflow consume vs peer (tuned)', ours: oursCon, raw: peerTuned, aim: 1 },
     { name: 'peer (tuned) vs receive + delete', ours: peerTuned, raw: rawCon, aim: 0.8 },

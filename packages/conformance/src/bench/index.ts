@@ -4,4 +4,10 @@
  */
 export { type Measured, interleaved, measure } from './measure.js';
 export { type Comparison, printComparisons } from './report.js';
-export { BENCH_EVENT_TYPE, benchEnvelopes, consumeWithWorker, publishAll } from './workload.js';
+export {
+  BENCH_EVENT_TYPE,
+  benchEnvelopes,
+  consumeWithWorker,
+  publishAll,
+  rawRecordGuard,
+} from './workload.js';

@@ -45,6 +45,25 @@ export async function publishAll(
 }
 
 /**
+ * What a raw consume loop does to match the worker's guard on the event record: takes each
+ * event's record in `records` (`begin`) and completes it, as the worker does around a handler
+ * that does nothing. The "+ records" rows of the benches put this beside the raw client, so the
+ * gap left is the worker's own pipeline, not the record it keeps.
+ *
+ * @example
+ * const guard = rawRecordGuard(createMemoryStore());
+ * await guard(decodeEnvelope(message.value));
+ */
+export function rawRecordGuard(records: RecordStore): (envelope: Envelope) => Promise<void> {
+  const lease = { leaseMs: 30_000, attempt: 1, consumer: 'raw', redrive: undefined };
+  return async (envelope) => {
+    const begun = await records.begin(envelope, lease);
+    if (begun.status === 'acquired')
+      await records.complete(envelope.source, envelope.id, begun.token);
+  };
+}
+
+/**
  * Consumes `count` already-published deliveries through `createWorker` (the event record's
  * guard included) with a handler that does nothing, and times it from start to the last handled one.
  */
