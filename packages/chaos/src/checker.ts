@@ -1,4 +1,4 @@
-import type { RecordStore } from '@onceflow/core';
+import type { EventRecord, RecordStore } from '@onceflow/core';
 import type { HandlerMode, LedgerRow } from './stack.js';
 
 /** The checker's verdict on one run, after Jepsen's: counts read from the ledger and the record. */
@@ -24,6 +24,13 @@ export interface Summary {
   readonly gaveUp: number;
   /** Up to five ids the sender gave up on, with their last answers. */
   readonly gaveUpSample: readonly string[];
+  /**
+   * What the event record says of the lost events: how many are in each state (`none`: no
+   * record at all). Empty when nothing was lost.
+   */
+  readonly lostStates: Readonly<Record<string, number>>;
+  /** Up to five lost ids with their record's history (`state@time by actor`), to start from. */
+  readonly lostSample: readonly string[];
   /** Handler starts beyond the first, per processed event (from the event record's history). */
   readonly redeliveryRate: number;
   readonly p50Ms: number;
@@ -49,13 +56,37 @@ const quantile = (sorted: number[], q: number) =>
     ? 0
     : (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
 
+/** The records of `ids`, 25 reads at a time. */
+async function recordsOf(records: RecordStore, ids: readonly string[]) {
+  const out: (EventRecord | undefined)[] = [];
+  for (let i = 0; i < ids.length; i += 25)
+    out.push(...(await Promise.all(ids.slice(i, i + 25).map((id) => records.get('stripe', id)))));
+  return out;
+}
+
+/** The lost events' record states, counted, and a sample with each one's history. */
+async function lostDetail(
+  records: RecordStore,
+  lost: ReadonlyMap<string, number>,
+): Promise<Pick<Summary, 'lostStates' | 'lostSample'>> {
+  const ids = [...lost.keys()];
+  const found = await recordsOf(records, ids);
+  const lostStates: Record<string, number> = {};
+  for (const r of found) lostStates[r?.state ?? 'none'] = (lostStates[r?.state ?? 'none'] ?? 0) + 1;
+  const lostSample = ids.slice(0, 5).map((id, i) => {
+    const history = found[i]?.history.map(
+      (h) => `${h.state}@${h.at.slice(11, 23)} by ${h.actor ?? '?'}`,
+    );
+    return `${id} (accepted ${new Date(lost.get(id) ?? 0).toISOString().slice(11, 23)}): ${history?.join(', ') ?? 'no record'}`;
+  });
+  return { lostStates, lostSample };
+}
+
 /** Handler starts per id, counted from the record's history (`processing` entries). */
 async function processingStarts(records: RecordStore, ids: string[]): Promise<number> {
   let starts = 0;
-  for (let i = 0; i < ids.length; i += 25) {
-    const batch = await Promise.all(ids.slice(i, i + 25).map((id) => records.get('stripe', id)));
-    for (const r of batch) starts += r?.history.filter((h) => h.state === 'processing').length ?? 0;
-  }
+  for (const r of await recordsOf(records, ids))
+    starts += r?.history.filter((h) => h.state === 'processing').length ?? 0;
   return starts;
 }
 
@@ -77,12 +108,12 @@ export async function check(input: {
 }): Promise<Summary> {
   const byId = new Map(input.rows.map((r) => [r.id, r]));
   let processed = 0;
-  let lost = 0;
+  const lostAt = new Map<string, number>();
   const latencies: number[] = [];
   for (const [id, at] of input.accepted) {
     const row = byId.get(id);
     if (!row) {
-      lost++;
+      lostAt.set(id, at);
       continue;
     }
     processed++;
@@ -92,6 +123,8 @@ export async function check(input: {
   const unexpected = input.rows.filter((r) => !input.accepted.has(r.id)).length;
   const done = [...input.accepted.keys()].filter((id) => byId.has(id));
   const starts = await processingStarts(input.records, done);
+  const lost = lostAt.size;
+  const detail = await lostDetail(input.records, lostAt);
   latencies.sort((a, b) => a - b);
   const doubled = doubledRows.length;
   // `timeout` and `refused` are a receiver being replaced (it cannot start without its store).
@@ -115,6 +148,7 @@ export async function check(input: {
     gaveUpSample: [...input.gaveUp]
       .slice(0, 5)
       .map(([id, answers]) => `${id}: ${answers.join(' ')}`),
+    ...detail,
     redeliveryRate: processed === 0 ? 0 : Math.max(0, starts - processed) / processed,
     p50Ms: quantile(latencies, 0.5),
     p99Ms: quantile(latencies, 0.99),
@@ -156,5 +190,13 @@ export function formatSummary(s: Summary): string[] {
       .join(' ')}`,
     `  faults: ${s.faults.join('; ') || 'none'}`,
     ...s.gaveUpSample.map((g) => `  gave up on ${g}`),
+    ...(s.lost > 0
+      ? [
+          `  lost, by record state: ${Object.entries(s.lostStates)
+            .map(([k, v]) => `${k}×${v}`)
+            .join(' ')}`,
+          ...s.lostSample.map((l) => `  lost ${l}`),
+        ]
+      : []),
   ];
 }

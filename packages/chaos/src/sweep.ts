@@ -33,6 +33,8 @@ type KeptCounts = Pick<
 
 /** One line of the results file: a finished run's checker counts and where and when it ran. */
 export interface SweepResult extends RunKey, KeptCounts {
+  /** The lost events' record states (`Summary.lostStates`), on runs that lost any. */
+  readonly lostStates?: Readonly<Record<string, number>> | undefined;
   readonly faults: readonly string[];
   /** ISO time the run ended. */
   readonly date: string;
@@ -78,6 +80,7 @@ export function toResult(
     failed: s.failed,
     durationMs: s.durationMs,
     phasesMs: s.phasesMs,
+    ...(s.lost > 0 ? { lostStates: s.lostStates } : {}),
     faults: s.faults,
     ...meta,
   };
