@@ -6,6 +6,9 @@ import {
   startRabbitMqServer,
   startRedisServer,
 } from '@onceflow/test-servers';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type BrokerDefect, defectsSince, elasticMqDefects } from './broker-defects.js';
 import type { StackName } from './stack.js';
 
 /** The harness's own broker instance for one stack: never the machine's shared services. */
@@ -16,6 +19,11 @@ export interface ChaosBroker extends AsyncDisposable {
   readonly restartable: boolean;
   /** Stops the broker (a crash where the server has one), waits `downMs`, starts it again. */
   restart(downMs: number): Promise<void>;
+  /**
+   * Where the broker broke its own guarantee since the previous call, from its log (see
+   * broker-defects.ts); the first call only marks where the log stands.
+   */
+  defects(): BrokerDefect[];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -33,6 +41,7 @@ export async function startBroker(stack: StackName): Promise<ChaosBroker> {
         url: '',
         restartable: false,
         restart: async () => {},
+        defects: () => [],
         [Symbol.asyncDispose]: async () => {},
       };
     case 'rabbitmq': {
@@ -65,11 +74,20 @@ export async function startBroker(stack: StackName): Promise<ChaosBroker> {
     case 'sqs': {
       // ElasticMQ with its messages in an H2 file, so a SIGKILL and a start bring them back.
       const server = await startElasticMqServer({ port: base() + 4, persist: true });
+      const log = join(server.dir, `elasticmq-${server.port}.log`);
+      const read = () => {
+        try {
+          return readFileSync(log, 'utf8');
+        } catch {
+          return '';
+        }
+      };
       return restartable(
         server,
         server.endpoint,
         () => server.kill(),
         () => server.start(),
+        defectsSince(read, elasticMqDefects),
       );
     }
   }
@@ -101,10 +119,12 @@ function restartable(
   url: string,
   stop: () => Promise<unknown>,
   start: () => Promise<unknown>,
+  defects: () => BrokerDefect[] = () => [],
 ): ChaosBroker {
   return {
     url,
     restartable: true,
+    defects,
     async restart(downMs) {
       await stop();
       await sleep(downMs);

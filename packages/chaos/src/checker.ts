@@ -1,4 +1,5 @@
 import type { EventRecord, RecordStore } from '@onceflow/core';
+import type { BrokerDefect } from './broker-defects.js';
 import type { HandlerMode, LedgerRow } from './stack.js';
 
 /** The checker's verdict on one run, after Jepsen's: counts read from the ledger and the record. */
@@ -11,8 +12,18 @@ export interface Summary {
   readonly accepted: number;
   /** Accepted ids with at least one ledger row. */
   readonly processed: number;
-  /** Accepted ids with no ledger row. */
+  /**
+   * Accepted ids with no ledger row, but for those the broker lost (`brokerLost`): onceflow's
+   * losses.
+   */
   readonly lost: number;
+  /**
+   * Accepted ids with no ledger row accepted after the broker stopped keeping what it
+   * acknowledged (`brokerDefects`): lost with the broker, counted apart. 0 without a defect.
+   */
+  readonly brokerLost: number;
+  /** Where the harness's broker broke its own guarantee during the run, from its log. */
+  readonly brokerDefects: readonly string[];
   /** Ids with more than one ledger row, and the extra rows. */
   readonly doubled: number;
   readonly extraRows: number;
@@ -29,7 +40,10 @@ export interface Summary {
    * record at all). Empty when nothing was lost.
    */
   readonly lostStates: Readonly<Record<string, number>>;
-  /** Up to five lost ids with their record's history (`state@time by actor`), to start from. */
+  /**
+   * Up to five lost ids (onceflow's first, then the broker's) with their record's history
+   * (`state@time by actor`), to start from.
+   */
   readonly lostSample: readonly string[];
   /** Handler starts beyond the first, per processed event (from the event record's history). */
   readonly redeliveryRate: number;
@@ -104,6 +118,7 @@ export async function check(input: {
   readonly faults: readonly string[];
   readonly statuses: ReadonlyMap<string, number>;
   readonly outageAnswers?: ReadonlyMap<string, number> | undefined;
+  readonly brokerDefects?: readonly BrokerDefect[] | undefined;
   readonly durationMs: number;
 }): Promise<Summary> {
   const byId = new Map(input.rows.map((r) => [r.id, r]));
@@ -123,8 +138,13 @@ export async function check(input: {
   const unexpected = input.rows.filter((r) => !input.accepted.has(r.id)).length;
   const done = [...input.accepted.keys()].filter((id) => byId.has(id));
   const starts = await processingStarts(input.records, done);
-  const lost = lostAt.size;
-  const detail = await lostDetail(input.records, lostAt);
+  // Lost after the broker stopped keeping what it acknowledged: the broker's, not onceflow's.
+  const defects = input.brokerDefects ?? [];
+  const brokenFrom = Math.min(...defects.map((d) => d.at));
+  const ours = new Map([...lostAt].filter(([, at]) => at < brokenFrom));
+  const theirs = [...lostAt].filter(([, at]) => at >= brokenFrom);
+  const lost = ours.size;
+  const detail = await lostDetail(input.records, new Map([...ours, ...theirs]));
   latencies.sort((a, b) => a - b);
   const doubled = doubledRows.length;
   // `timeout` and `refused` are a receiver being replaced (it cannot start without its store).
@@ -140,6 +160,8 @@ export async function check(input: {
     accepted: input.accepted.size,
     processed,
     lost,
+    brokerLost: theirs.length,
+    brokerDefects: defects.map((d) => d.what),
     doubled,
     extraRows: doubledRows.reduce((n, r) => n + r.rows - 1, 0),
     unexpected,
@@ -190,7 +212,13 @@ export function formatSummary(s: Summary): string[] {
       .join(' ')}`,
     `  faults: ${s.faults.join('; ') || 'none'}`,
     ...s.gaveUpSample.map((g) => `  gave up on ${g}`),
-    ...(s.lost > 0
+    ...s.brokerDefects.map((d) => `  broker defect: ${d}`),
+    ...(s.brokerLost > 0
+      ? [
+          `  lost with the broker: ${s.brokerLost} accepted after it stopped keeping what it acknowledged (not counted in lost)`,
+        ]
+      : []),
+    ...(s.lost + s.brokerLost > 0
       ? [
           `  lost, by record state: ${Object.entries(s.lostStates)
             .map(([k, v]) => `${k}×${v}`)

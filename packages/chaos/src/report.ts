@@ -15,7 +15,10 @@ no unique constraint); redelivery = handler starts beyond the first per processe
 all the runs' processed events; p50 = the median of the runs' p50, p99 = the highest run's p99
 (first 2xx to first ledger row, 0 when the worker wrote the row before the sender read its
 answer, as it mostly does on RabbitMQ); minutes = the mean duration of a run; failed = runs with lost,
-unexpected rows, forged deliveries accepted, events given up, or (helper) doubled above 0.`;
+unexpected rows, forged deliveries accepted, events given up, or (helper) doubled above 0.
+Events accepted after the harness's broker stopped keeping what it acknowledged (a defect read
+from the broker's own log, listed under the table) are lost with the broker: they are listed
+there and not counted in lost.`;
 
 const SWEEP_HEADING = '## The full sweep';
 
@@ -68,6 +71,12 @@ export function sweepTable(results: readonly SweepResult[]): string {
       (r) =>
         `- FAILED ${r.stack}/${r.mode} seed ${r.seed}: accepted ${r.accepted}, lost ${r.lost}, doubled ${r.doubled}, unexpected ${r.unexpected}, forged accepted ${r.forgedAccepted}, gave up ${r.gaveUp} (commit ${r.commit.slice(0, 7)}, ${r.date.slice(0, 10)})`,
     );
+  const broken = inPlan
+    .filter((r) => (r.brokerDefects?.length ?? 0) > 0)
+    .map(
+      (r) =>
+        `- broker defect in ${r.stack}/${r.mode} seed ${r.seed}: ${r.brokerLost ?? 0} accepted events lost with the broker; ${(r.brokerDefects ?? []).join('; ')} (commit ${r.commit.slice(0, 7)}, ${r.date.slice(0, 10)})`,
+    );
   const others = results.filter((r) => !planned.has(runKey(r))).length;
   const notes = [
     done,
@@ -75,7 +84,14 @@ export function sweepTable(results: readonly SweepResult[]): string {
       ? [`${others} other runs in the results file (other sizes, seeds or stacks) are not counted.`]
       : []),
   ];
-  return [head, ...rows, '', ...notes, ...(failed.length ? ['', ...failed] : [])].join('\n');
+  return [
+    head,
+    ...rows,
+    '',
+    ...notes,
+    ...(failed.length ? ['', ...failed] : []),
+    ...(broken.length ? ['', ...broken] : []),
+  ].join('\n');
 }
 
 /**

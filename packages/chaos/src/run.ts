@@ -49,6 +49,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
   const lockMs = options.lockMs ?? 3_000;
   const plan = planFor(seed, events, broker.restartable, postgres !== undefined);
   for (const line of describePlan(plan)) log(line);
+  broker.defects(); // from here on: this run's
   const started = Date.now();
   // Where the run's time goes, for the summary: ms from the previous mark to each phase's end.
   const phasesMs: Record<string, number> = {};
@@ -301,6 +302,7 @@ export async function runOnce(options: RunOptions): Promise<Summary> {
     faults,
     statuses: report.statuses,
     outageAnswers: postgres ? outageAnswers : undefined,
+    brokerDefects: broker.defects(),
     durationMs: Date.now() - started,
   });
   mark('check');

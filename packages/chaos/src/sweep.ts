@@ -33,6 +33,9 @@ type KeptCounts = Pick<
 
 /** One line of the results file: a finished run's checker counts and where and when it ran. */
 export interface SweepResult extends RunKey, KeptCounts {
+  /** Lost with the broker (`Summary.brokerLost`), and its defects, on runs where it broke. */
+  readonly brokerLost?: number | undefined;
+  readonly brokerDefects?: readonly string[] | undefined;
   /** The lost events' record states (`Summary.lostStates`), on runs that lost any. */
   readonly lostStates?: Readonly<Record<string, number>> | undefined;
   readonly faults: readonly string[];
@@ -80,7 +83,10 @@ export function toResult(
     failed: s.failed,
     durationMs: s.durationMs,
     phasesMs: s.phasesMs,
-    ...(s.lost > 0 ? { lostStates: s.lostStates } : {}),
+    ...(s.brokerDefects.length > 0
+      ? { brokerLost: s.brokerLost, brokerDefects: s.brokerDefects }
+      : {}),
+    ...(s.lost + s.brokerLost > 0 ? { lostStates: s.lostStates } : {}),
     faults: s.faults,
     ...meta,
   };

@@ -100,6 +100,22 @@ describe('sweepTable', () => {
     expect(table).toContain('- FAILED bullmq/helper seed 1000: accepted 10000, lost 2, doubled 0');
   });
 
+  it('lists a run whose broker broke below the table, its events lost with the broker apart from lost', () => {
+    const table = sweepTable([
+      result({
+        stack: 'sqs',
+        brokerLost: 423,
+        brokerDefects: ["ElasticMQ's persistence actor failed"],
+      }),
+    ]);
+    expect(row(table, 'sqs', 'helper')).toMatch(
+      /\| 1 of 20 \| 1000 \| 10000 \| 10000 \| 0 \| 0 \|.*\| 0 \|$/,
+    );
+    expect(table).toContain(
+      "- broker defect in sqs/helper seed 1000: 423 accepted events lost with the broker; ElasticMQ's persistence actor failed",
+    );
+  });
+
   it('counts runs outside the full plan apart, and a run twice once', () => {
     const table = sweepTable([
       result({ events: 300 }),

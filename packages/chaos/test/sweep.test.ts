@@ -21,6 +21,8 @@ const summary = {
   accepted: 10_000,
   processed: 10_000,
   lost: 0,
+  brokerLost: 0,
+  brokerDefects: [],
   doubled: 0,
   failed: false,
   durationMs: 120_000,
@@ -56,6 +58,15 @@ describe('the results file', () => {
       commit: meta.commit,
       load: 2.5,
     });
+  });
+
+  it('keeps what the broker lost and its defects, on a run where it broke', () => {
+    const broke = { ...summary, brokerLost: 423, brokerDefects: ['ElasticMQ failed'] } as Summary;
+    expect(toResult(broke, meta)).toMatchObject({
+      brokerLost: 423,
+      brokerDefects: ['ElasticMQ failed'],
+    });
+    expect(toResult(summary, meta)).not.toHaveProperty('brokerLost');
   });
 
   it('appends one line per run and reads them back in order', () => {
