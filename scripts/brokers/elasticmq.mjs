@@ -111,6 +111,8 @@ export async function startElasticMq({
       '-Xms64m',
       '-Xmx384m',
       '-XX:+UseSerialGC',
+      // Its log gives the time of day only: in UTC, the harness reads it (packages/chaos).
+      '-Duser.timezone=UTC',
       `-Dconfig.file=${conf}`,
       '-cp',
       join(lib, '*'),
