@@ -1,10 +1,21 @@
 import { type BackoffOptions, createBackoff } from './backoff.js';
 
-/** Waits between probes while known down: 250 ms doubling up to 5 s, full jitter. */
-const PROBE_BACKOFF: BackoffOptions = { baseDelayMs: 250, maxDelayMs: 5_000 };
+/**
+ * Waits between probes while known down: 250 ms doubling up to 5 s, each between half the
+ * ceiling and all of it (full jitter could let probes through back to back, each one a call
+ * that reaches for what is down).
+ */
+const PROBE_BACKOFF: BackoffOptions = {
+  baseDelayMs: 250,
+  maxDelayMs: 5_000,
+  random: () => 0.5 + Math.random() / 2,
+};
 
 export interface DownStateOptions {
-  /** Waits between probes while known down. Default 250 ms doubling up to 5 s, full jitter. */
+  /**
+   * Waits between probes while known down. Default 250 ms doubling up to 5 s, each wait between
+   * half the ceiling and the ceiling (125–250 ms, then 250–500 ms, …).
+   */
   readonly probeBackoff?: BackoffOptions | undefined;
   readonly now?: (() => number) | undefined;
 }
