@@ -30,7 +30,7 @@ export interface PublishDeadlineOptions {
    * such as one entry of a batch, should answer false).
    */
   readonly isOutage?: ((err: unknown) => boolean) | undefined;
-  /** Waits between probes while known down. Default 250 ms doubling up to 5 s, full jitter. */
+  /** Waits between probes while known down. Default 250 ms doubling up to 5 s, each wait at least half its ceiling. */
   readonly probeBackoff?: BackoffOptions | undefined;
   readonly now?: (() => number) | undefined;
 }
