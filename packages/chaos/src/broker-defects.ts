@@ -28,7 +28,7 @@ const PERSISTENCE_ACTOR = 'org.elasticmq.persistence.sql.SqlQueuePersistenceActo
  * time zone, UTC here): each is taken as the latest such moment at or before `now`.
  *
  * @example
- * elasticMqDefects(readFileSync(log, 'utf8'), Date.now()); // [{ at, what: 'ElasticMQ stopped persisting…' }]
+ * elasticMqDefects(readFileSync(log, 'utf8'), Date.now()); // [{ at, what: "ElasticMQ's persistence actor failed at 17:14:08.614 UTC (…)…" }]
  */
 export function elasticMqDefects(log: string, now: number): BrokerDefect[] {
   const lines = log.split('\n');
