@@ -74,8 +74,13 @@ export function receivedDelivery(
         VisibilityTimeout: seconds(ms),
       }),
     );
+  /**
+   * `receivedAt` is when the receive's answer arrived, so SQS's own receipt was earlier: a
+   * visibility that would end exactly 12 hours after `receivedAt` already ends past SQS's limit.
+   * What is checked is what is asked for, rounded up to whole seconds.
+   */
   const withinTwelveHours = (op: string, ms: number) => {
-    if (Date.now() + ms - receivedAt > MAX_VISIBILITY_MS)
+    if (Date.now() + seconds(ms) * 1000 - receivedAt >= MAX_VISIBILITY_MS)
       throw new RangeError(
         `${op} for ${ms} ms on ${what}: SQS keeps a received message invisible for 12 hours at most`,
       );
