@@ -12,7 +12,7 @@
  * machine those move far less than req/s. Prints; never fails on a time.
  * Env: ONCEFLOW_PG_URL, BENCH_SECONDS (seconds per closed-loop round, default 3), BENCH_ROUNDS
  * (default 2), BENCH_KINDS (e.g. `baseline,receiver`), BENCH_POOL_MAX (default 8),
- * BENCH_MAX_IN_FLIGHT (the inbox's batching `maxInFlight`; default a quarter of the pool).
+ * BENCH_MAX_IN_FLIGHT (the inbox's batching `maxInFlight`; default half the pool).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -60,8 +60,10 @@ export interface PostgresInboxConfig extends InboxLocation {
    * Natural batching of the two statements every webhook runs (claim's insert, `markEnqueued`):
    * while `maxInFlight` statements of one kind run, further callers queue and go together, up
    * to `maxBatch` per statement, when one finishes. Nothing waits when the store is idle; every
-   * caller keeps its own answer and error. Defaults: `maxBatch` 256, `maxInFlight` a quarter of
-   * the pool's `max` (at least 1), so claims and marks together hold at most half the pool.
+   * caller keeps its own answer and error. Defaults: `maxBatch` 256, `maxInFlight` half the
+   * pool's `max` (at least 1), so claims and marks together use at most the pool, as one
+   * statement per call would. Fewer slots queue callers behind each statement's commit well
+   * below the maximum rate.
    * `false`: one statement per call.
    */
   readonly batching?:
@@ -88,7 +90,7 @@ export function resolveConfig(config: PostgresInboxConfig): ResolvedPostgresInbo
     ...rest,
     batching: {
       maxBatch: batching.maxBatch ?? DEFAULT_MAX_BATCH,
-      maxInFlight: batching.maxInFlight ?? Math.max(1, Math.floor(poolMax / 4)),
+      maxInFlight: batching.maxInFlight ?? Math.max(1, Math.floor(poolMax / 2)),
     },
   };
 }
