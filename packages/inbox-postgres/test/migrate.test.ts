@@ -4,7 +4,7 @@ import { migrate } from '../src/index.js';
 import { createPool, dropSchema, randomSchema } from './helpers.js';
 
 /** Every shipped migration, in order. */
-const ALL = ['001_inbox', '002_event_record', '003_outbox', '004_versions'];
+const ALL = ['001_inbox', '002_event_record', '003_outbox', '004_versions', '005_page_room'];
 
 const pool = createPool(2);
 const schemas: string[] = [];
@@ -42,6 +42,16 @@ describe('migrate', () => {
       `SELECT target, name FROM "${schema}".onceflow_migrations ORDER BY name`,
     );
     expect(log.rows).toEqual(ALL.map((name) => ({ target: 'onceflow_inbox', name })));
+  });
+
+  it("keeps a fifth of each inbox page free for the record's next versions", async () => {
+    const schema = fresh();
+    await migrate(pool, { schema });
+    const res = await pool.query<{ reloptions: string[] | null }>(
+      'SELECT reloptions FROM pg_class WHERE oid = $1::regclass',
+      [`"${schema}".onceflow_inbox`],
+    );
+    expect(res.rows[0]?.reloptions).toEqual(['fillfactor=80']);
   });
 
   it('is idempotent: a second run applies nothing', async () => {

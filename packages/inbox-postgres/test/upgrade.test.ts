@@ -66,7 +66,7 @@ describe('upgrading a table made by the previous migrations', () => {
     );
 
     expect(await migrate(pool, { schema })).toEqual({
-      applied: ['002_event_record', '003_outbox', '004_versions'],
+      applied: ['002_event_record', '003_outbox', '004_versions', '005_page_room'],
     });
 
     const store = createPostgresInbox({ pool, schema });
