@@ -12,6 +12,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
+// The comparison table the adapter benches print too (its rows reach docs/benchmarks.md's summary).
+import { printComparisons } from '../../conformance/src/bench/report.js';
 import { metricsCostPerRequest } from './handler-cost.js';
 import { type LoadResult, formatResult, runLoad } from './load.js';
 import { BENCH_SECRET, SERVER_KINDS, type ServerKind } from './servers.js';
@@ -103,6 +105,21 @@ async function round(server: Server, tag: string, durationMs: number): Promise<R
   return { load, cpuPerRequestUs };
 }
 
+/** The issue's aims: [row, ours, the hand-written twin, the ratio aimed at]. */
+const COMPARISONS: readonly (readonly [string, ServerKind, ServerKind, number])[] = [
+  ['memory stores vs hmac + map twin', 'receiver', 'hmac + map', 0.8],
+  ['no-op stores vs hmac twin', 'receiver, no-op stores', 'hmac', 0.95],
+  ['via Hono vs the node handler', 'receiver via hono', 'receiver', 0.9],
+  ['via Hono vs a Hono route + hmac', 'receiver via hono', 'hono + hmac', 0.9],
+];
+
+const measured = (label: string, r: Round) => ({
+  label,
+  count: r.load.requests,
+  ms: ROUND_MS,
+  perSecond: r.load.rps,
+});
+
 const median = <T>(xs: readonly T[], by: (x: T) => number): T =>
   [...xs].sort((a, b) => by(a) - by(b))[Math.floor(xs.length / 2)]!;
 
@@ -142,6 +159,15 @@ try {
   line('receiver+metrics / receiver', 'receiver+metrics', 'receiver');
   line('receiver via hono / receiver', 'receiver via hono', 'receiver');
   line('receiver via hono / hono + hmac', 'receiver via hono', 'hono + hmac');
+  printComparisons(
+    `Receiver over node:http (${CONNECTIONS} connections, median of ${ROUNDS} interleaved rounds, load average ${loadavg()[0]!.toFixed(1)})`,
+    COMPARISONS.filter(([, a, b]) => results.has(a) && results.has(b)).map(([name, a, b, aim]) => ({
+      name,
+      ours: measured(a, results.get(a)!),
+      raw: measured(b, results.get(b)!),
+      aim,
+    })),
+  );
   if (KINDS.includes('receiver+metrics')) {
     const cost = await metricsCostPerRequest(BENCH_SECRET);
     console.log(
