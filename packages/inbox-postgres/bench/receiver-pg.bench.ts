@@ -2,6 +2,8 @@
  * Receiver over PostgreSQL vs a hand-written endpoint, same machine, same database, one run.
  *
  *   baseline   node:http + Stripe HMAC check + INSERT … ON CONFLICT DO NOTHING into a plain table → 202
+ *   baseline-update  the same, then an UPDATE marking a new id's row enqueued: the two writes of a
+ *              receiver that claims before it hands the event on (the issue's baseline)
  *   onceflow   createReceiver + stripe verifier + this PostgreSQL inbox + the memory transport
  *   unbatched  the same with the inbox's batching off (one statement per claim and markEnqueued)
  *
@@ -20,6 +22,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { formatResult, type LoadResult, runLoad } from '../../core/bench/load.js';
+import { printComparisons } from '@onceflow/conformance/bench';
 import { migrate } from '../src/index.js';
 import {
   backendPids,
@@ -50,7 +53,7 @@ interface Measured {
   readonly half: LoadResult;
 }
 
-const ALL_KINDS = ['baseline', 'receiver', 'receiver-unbatched'] as const;
+const ALL_KINDS = ['baseline', 'baseline-update', 'receiver', 'receiver-unbatched'] as const;
 type Kind = (typeof ALL_KINDS)[number];
 /** BENCH_KINDS=baseline,receiver runs only those. */
 const KINDS = ALL_KINDS.filter((k) => (process.env.BENCH_KINDS ?? k).split(',').includes(k));
@@ -141,6 +144,7 @@ async function measureAll(admin: pg.Pool, targets: Record<Kind, string>) {
 
 const NAMES: Record<Kind, string> = {
   baseline: 'baseline (http + hmac + INSERT)',
+  'baseline-update': 'baseline, INSERT + UPDATE',
   receiver: 'onceflow receiver + pg inbox',
   'receiver-unbatched': 'onceflow, inbox batching off',
 };
@@ -149,6 +153,13 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
+
+const perSecond = (label: string, r: LoadResult) => ({
+  label,
+  count: r.requests,
+  ms: MAX_MS,
+  perSecond: r.rps,
+});
 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
 
@@ -161,15 +172,18 @@ async function main() {
   try {
     await migrate(admin, { schema });
     await migrate(admin, { schema: unbatchedSchema });
-    await admin.query(
-      `CREATE TABLE "${schema}".baseline_events (id text PRIMARY KEY, body text NOT NULL,
-        received_at timestamptz NOT NULL DEFAULT now())`,
-    );
+    for (const table of ['baseline_events', 'baseline_update_events']) {
+      await admin.query(
+        `CREATE TABLE "${schema}".${table} (id text PRIMARY KEY, body text NOT NULL,
+          received_at timestamptz NOT NULL DEFAULT now(), enqueued_at timestamptz)`,
+      );
+    }
     console.log(
       `receiver-pg bench: ${CONNECTIONS} connections, pg pool ${POOL_MAX} per server, best of ${ROUNDS} × ${MAX_MS / 1000} s at max rate, then ${PACED_MS / 1000} s at half that rate; load average ${load()}`,
     );
     const all = await measureAll(admin, {
       baseline: `"${schema}".baseline_events`,
+      'baseline-update': `"${schema}".baseline_update_events`,
       receiver: schema,
       'receiver-unbatched': unbatchedSchema,
     });
@@ -183,14 +197,28 @@ async function main() {
         `${`${m.name} @½`.padEnd(34)} ${Math.round(m.half.rps).toLocaleString('en-US').padStart(8)} req/s  p50 ${m.half.p50Ms.toFixed(2)} ms  p99 ${m.half.p99Ms.toFixed(2)} ms  (${codes}${m.half.errors ? `, ${m.half.errors} errors` : ''})`,
       );
     }
-    const base = all.baseline;
-    for (const k of ['receiver', 'receiver-unbatched'] as const) {
-      const ours = all[k];
-      if (base === undefined || ours === undefined) continue;
-      console.log(
-        `ratio ${k}/baseline: throughput ${ratio(ours.max.rps, base.max.rps)}, p50 ${ratio(ours.max.p50Ms, base.max.p50Ms)}, p99 ${ratio(ours.max.p99Ms, base.max.p99Ms)}, p99 at half rate ${ratio(ours.half.p99Ms, base.half.p99Ms)}`,
-      );
+    for (const b of ['baseline', 'baseline-update'] as const) {
+      const base = all[b];
+      for (const k of ['receiver', 'receiver-unbatched'] as const) {
+        const ours = all[k];
+        if (base === undefined || ours === undefined) continue;
+        console.log(
+          `ratio ${k}/${b}: throughput ${ratio(ours.max.rps, base.max.rps)}, p50 ${ratio(ours.max.p50Ms, base.max.p50Ms)}, p99 ${ratio(ours.max.p99Ms, base.max.p99Ms)}, p99 at half rate ${ratio(ours.half.p99Ms, base.half.p99Ms)}`,
+        );
+      }
     }
+    const ours = all.receiver;
+    printComparisons(
+      `Receiver + PostgreSQL inbox (pg pool ${POOL_MAX}, best of ${ROUNDS} alternating rounds, load average ${load()}); p99 at half the maximum rate ${ours ? `${ours.half.p99Ms.toFixed(1)} ms` : 'not measured'} (aim ≤ 20 ms)`,
+      (['baseline-update', 'baseline'] as const)
+        .filter((b) => ours !== undefined && all[b] !== undefined)
+        .map((b) => ({
+          name: `max rate vs ${b === 'baseline' ? 'INSERT alone' : 'INSERT + UPDATE'}`,
+          ours: perSecond(NAMES.receiver, ours!.max),
+          raw: perSecond(NAMES[b], all[b]!.max),
+          aim: 0.9,
+        })),
+    );
     console.log(`load average at the end: ${load()}`);
   } finally {
     for (const s of [schema, unbatchedSchema]) {

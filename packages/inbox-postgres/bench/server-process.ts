@@ -4,7 +4,7 @@ import { baselineServer, receiverServer } from './servers.js';
 
 /**
  * Runs one server in its own process, so the load generator never shares its event loop.
- * argv: `baseline <table>`, `receiver <schema>` or `receiver-unbatched <schema>`; env
+ * argv: `baseline <table>`, `baseline-update <table>`, `receiver <schema>` or `receiver-unbatched <schema>`; env
  * ONCEFLOW_PG_URL, BENCH_POOL_MAX, BENCH_APP_NAME (the pool's `application_name`, so the parent
  * can find its PostgreSQL backends), BENCH_MAX_IN_FLIGHT (the inbox's batching `maxInFlight`, if
  * set). Reports `{ port }` over IPC when listening, answers
@@ -19,11 +19,13 @@ const pool = new pg.Pool({
 });
 pool.on('error', () => undefined);
 if (target === undefined) {
-  throw new Error('usage: server-process.ts baseline|receiver|receiver-unbatched <target>');
+  throw new Error(
+    'usage: server-process.ts baseline|baseline-update|receiver|receiver-unbatched <target>',
+  );
 }
 const server =
-  kind === 'baseline'
-    ? baselineServer(pool, target)
+  kind === 'baseline' || kind === 'baseline-update'
+    ? baselineServer(pool, target, { markEnqueued: kind === 'baseline-update' })
     : receiverServer(pool, target, {
         batching:
           kind === 'receiver-unbatched'

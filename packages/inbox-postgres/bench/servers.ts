@@ -28,10 +28,17 @@ function stripeSignatureOk(header: string | undefined, body: Buffer): boolean {
 }
 
 /**
- * The baseline: what a careful hand-written endpoint does. Verify, parse the id, one
- * `INSERT … ON CONFLICT DO NOTHING` into a plain table, 202 (200 for a duplicate).
+ * The baselines: what a careful hand-written endpoint does. Verify, parse the id, one
+ * `INSERT … ON CONFLICT DO NOTHING` into a plain table, 202 (200 for a duplicate). With
+ * `markEnqueued`, a new id's row is then marked handed on (`UPDATE … SET enqueued_at = now()`),
+ * the second write a receiver that claims before it enqueues makes: the row says whether the
+ * event still has to be sent on. That UPDATE changes no indexed column.
  */
-export function baselineServer(pool: pg.Pool, table: string): Server {
+export function baselineServer(
+  pool: pg.Pool,
+  table: string,
+  options: { readonly markEnqueued: boolean },
+): Server {
   return createServer((req, res) => {
     void (async () => {
       try {
@@ -46,6 +53,13 @@ export function baselineServer(pool: pg.Pool, table: string): Server {
           text: `INSERT INTO ${table} (id, body) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`,
           values: [id, body.toString('utf8')],
         });
+        if (r.rowCount === 1 && options.markEnqueued) {
+          await pool.query({
+            name: 'baseline_enqueued',
+            text: `UPDATE ${table} SET enqueued_at = now() WHERE id = $1`,
+            values: [id],
+          });
+        }
         res.writeHead(r.rowCount === 1 ? 202 : 200).end();
       } catch {
         res.writeHead(503).end();
