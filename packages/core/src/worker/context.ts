@@ -47,25 +47,69 @@ export interface HandlerContext {
   note(text: string): void;
 }
 
+/**
+ * Hands `target` to a subclass as its `this` (a constructor that returns an object makes `new`
+ * answer that object), so the subclass's private fields are added to a plain object.
+ */
+class OnPlainObject {
+  constructor(target: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: returning `target` is what this class is for
+    return target;
+  }
+}
+
+/** A context's job, in a private field: not enumerable, not copied by `{ ...ctx }`. */
+class ContextJob extends OnPlainObject {
+  readonly #job: Job;
+
+  private constructor(target: object, job: Job) {
+    super(target);
+    this.#job = job;
+  }
+
+  /** `target`, now carrying `job`. */
+  static attach<T extends object>(target: T, job: Job): T {
+    return new ContextJob(target, job) as unknown as T;
+  }
+
+  /** The job of `ctx`, or of the context it derives from (`Object.create(ctx)`). */
+  static of(ctx: object): Job | undefined {
+    for (let o: object | null = ctx; o !== null; o = Object.getPrototypeOf(o)) {
+      if (#job in o) return (o as ContextJob).#job;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * `signal`, the same getter on every context: V8 keeps objects whose accessor is one function on
+ * one hidden class, where a getter made per object turns each object into a dictionary. A getter
+ * because Node creates an AbortController's signal on first read, which costs more than the rest
+ * of the context together; most handlers never read it.
+ */
+const signalProperty: PropertyDescriptor = {
+  get(this: object) {
+    return ContextJob.of(this)?.abort.signal;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+type Building = { -readonly [K in keyof HandlerContext]?: HandlerContext[K] };
+
 /** Builds the context for a job that holds its processing lease. */
 export function createHandlerContext(job: Job, deps: LockDeps): HandlerContext {
   const { envelope } = job;
-  return {
-    envelope,
-    attempt: job.attempt,
-    // A getter: Node creates an AbortController's signal on first read, which costs more than the
-    // rest of the context together; most handlers never read it.
-    get signal() {
-      return job.abort.signal;
-    },
-    idempotencyKey: (action) => deriveIdempotencyKey(envelope, action),
-    async renewLock() {
-      await Promise.all([renewTransportLock(job, deps), renewLease(job, deps)]);
-    },
-    log: job.log,
-    processingToken: job.lease?.token ?? '',
-    note(text) {
-      job.note = String(text);
-    },
+  const ctx: Building = ContextJob.attach({ envelope, attempt: job.attempt }, job);
+  Object.defineProperty(ctx, 'signal', signalProperty);
+  ctx.idempotencyKey = (action) => deriveIdempotencyKey(envelope, action);
+  ctx.renewLock = async () => {
+    await Promise.all([renewTransportLock(job, deps), renewLease(job, deps)]);
   };
+  ctx.log = job.log;
+  ctx.processingToken = job.lease?.token ?? '';
+  ctx.note = (text) => {
+    job.note = String(text);
+  };
+  return ctx as HandlerContext;
 }
