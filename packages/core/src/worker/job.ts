@@ -41,9 +41,63 @@ export interface Job {
   note: string | undefined;
 }
 
+/** `addEventListener` options: the delivery's signal aborts once. */
+const ONCE = { once: true } as const;
+
+/**
+ * A job that listens to its delivery's signal itself (`handleEvent`), so a delivery costs no
+ * listener closure, and creates its abort controller on first read.
+ */
+class DeliveryJob implements Job {
+  readonly delivery: Delivery;
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  readonly handler: EventHandler | undefined;
+  readonly log: Logger;
+  abortedBy: Job['abortedBy'] = undefined;
+  lease: Job['lease'] = undefined;
+  lockUntil: number;
+  renewedAt: number;
+  handlerMs: number | undefined = undefined;
+  note: string | undefined = undefined;
+  #abort: AbortController | undefined;
+
+  constructor(
+    delivery: Delivery,
+    handler: EventHandler | undefined,
+    log: Logger,
+    lockUntil: number,
+    lockMs: number,
+  ) {
+    this.delivery = delivery;
+    this.envelope = delivery.envelope;
+    this.attempt = delivery.attempt;
+    this.handler = handler;
+    this.log = log;
+    this.lockUntil = lockUntil;
+    this.renewedAt = lockUntil - lockMs;
+  }
+
+  get abort(): AbortController {
+    this.#abort ??= new AbortController();
+    return this.#abort;
+  }
+
+  /** The delivery's signal aborted: its lock is lost. */
+  handleEvent(): void {
+    const reason: unknown = this.delivery.signal.reason;
+    markLockLost(this, reason instanceof Error ? reason : new LockLostError());
+  }
+
+  dispose(): void {
+    this.delivery.signal.removeEventListener('abort', this);
+  }
+}
+
 /**
  * Creates the job for one delivery: its child logger, and its abort controller, wired to the
- * delivery's own signal (lock loss reported by the transport). Call `dispose` when it is settled.
+ * delivery's own signal (lock loss reported by the transport aborts the job). Call `dispose` when
+ * it is settled.
  */
 export function createJob(
   delivery: Delivery,
@@ -51,27 +105,15 @@ export function createJob(
   logger: Logger,
   lockUntil: number,
   lockMs: number,
-): { readonly job: Job; dispose(): void } {
-  const { envelope } = delivery;
-  const job: Job = {
-    delivery,
-    envelope,
-    attempt: delivery.attempt,
-    handler,
-    log: logger.child({ ...eventLogFields(envelope, delivery.attempt) }),
-    abort: new AbortController(),
-    abortedBy: undefined,
-    lease: undefined,
-    lockUntil,
-    renewedAt: lockUntil - lockMs,
-    handlerMs: undefined,
-    note: undefined,
-  };
-  const onLost = () => {
-    const reason: unknown = delivery.signal.reason;
-    markLockLost(job, reason instanceof Error ? reason : new LockLostError());
-  };
-  if (delivery.signal.aborted) onLost();
-  else delivery.signal.addEventListener('abort', onLost, { once: true });
-  return { job, dispose: () => delivery.signal.removeEventListener('abort', onLost) };
+): Job & { dispose(): void } {
+  const log = logger.child(
+    eventLogFields(delivery.envelope, delivery.attempt) as unknown as Bindings,
+  );
+  const job = new DeliveryJob(delivery, handler, log, lockUntil, lockMs);
+  if (delivery.signal.aborted) job.handleEvent();
+  else delivery.signal.addEventListener('abort', job, ONCE);
+  return job;
 }
+
+/** The fields object itself, fresh per call: `EventLogFields` is an interface, without an index signature. */
+type Bindings = Parameters<Logger['child']>[0];

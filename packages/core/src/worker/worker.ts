@@ -111,7 +111,7 @@ export function createWorker(config: WorkerConfig): Worker {
     const delivery = await loadReference(received);
     if (delivery === undefined) return;
     const handler = handlers.get(delivery.envelope.type);
-    const { job, dispose } = createJob(delivery, handler, logger, now() + cfg.lockMs, cfg.lockMs);
+    const job = createJob(delivery, handler, logger, now() + cfg.lockMs, cfg.lockMs);
     running.add(job);
     try {
       let verdict: Verdict;
@@ -122,7 +122,7 @@ export function createWorker(config: WorkerConfig): Worker {
       }
       await traceVerdict(delivery, verdict, () => applyVerdict(job, verdict, verdictDeps));
     } finally {
-      dispose();
+      job.dispose();
       running.delete(job);
     }
   }

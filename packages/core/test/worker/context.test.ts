@@ -14,7 +14,7 @@ const contextOf = () => {
     ack: async () => {},
     retry: async () => {},
   };
-  const { job } = createJob(delivery, undefined, silentLogger, Date.now() + 1_000, 1_000);
+  const job = createJob(delivery, undefined, silentLogger, Date.now() + 1_000, 1_000);
   job.lease = { token: 'lease-1' };
   const deps = { records: createMemoryStore(), lockMs: 1_000, now: Date.now };
   return { job, ctx: createHandlerContext(job, deps) };
