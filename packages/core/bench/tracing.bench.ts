@@ -202,8 +202,8 @@ async function callSites(): Promise<void> {
     });
   const consume = (tracer: Tracer) => {
     const traced = traceDeliveries(tracer, publisher, async (d) => {
-      await traceHandler(d, 'order.paid', handled);
-      await traceVerdict(d, verdict, handled);
+      await traceHandler(d, 'order.paid', handled, undefined);
+      await traceVerdict(d, verdict, handled, undefined, undefined);
     });
     return () => traced(delivery);
   };

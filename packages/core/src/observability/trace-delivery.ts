@@ -92,19 +92,30 @@ export function traceDeliveries(
 }
 
 /**
- * Runs the handler (inside the worker's middleware) in a `handle <type>` span under the
- * delivery's `process` span; what it throws is recorded on it and rethrown.
+ * Runs the handler (inside the worker's middleware), `run(arg)`, in a `handle <type>` span under
+ * the delivery's `process` span; what it throws is recorded on it and rethrown. Without a recorded
+ * `process` span it returns `run(arg)`'s own promise.
  */
-export async function traceHandler<T>(
+export function traceHandler<A, T>(
   delivery: Delivery,
   type: string,
-  run: () => Promise<T>,
+  run: (arg: A) => Promise<T>,
+  arg: A,
 ): Promise<T> {
   const t = traces.get(delivery);
-  if (t === undefined) return run();
+  if (t === undefined) return run(arg);
+  return handleTraced(t, type, run, arg);
+}
+
+async function handleTraced<A, T>(
+  t: DeliveryTrace,
+  type: string,
+  run: (arg: A) => Promise<T>,
+  arg: A,
+): Promise<T> {
   const span = t.tracer.startSpan(`handle ${type}`, { kind: SpanKind.INTERNAL }, t.context);
   try {
-    return await context.with(trace.setSpan(t.context, span), run);
+    return await context.with(trace.setSpan(t.context, span), run, undefined, arg);
   } catch (err) {
     recordFailure(span, err);
     throw err;
@@ -114,18 +125,32 @@ export async function traceHandler<T>(
 }
 
 /**
- * Applies the worker's verdict in a settle span (`ack <destination>` or `retry <destination>`,
- * kind CLIENT) under the delivery's `process` span, and notes the outcome on that span: a
- * dead-letter is an event `onceflow.dead_letter` (reason, code, attempt) and an error status; a
- * failed attempt's retry marks the attempt failed with its error.
+ * Applies the worker's verdict, `apply(job, verdict, deps)`, in a settle span (`ack <destination>`
+ * or `retry <destination>`, kind CLIENT) under the delivery's `process` span, and notes the
+ * outcome on that span: a dead-letter is an event `onceflow.dead_letter` (reason, code, attempt)
+ * and an error status; a failed attempt's retry marks the attempt failed with its error. Without a
+ * recorded `process` span it returns `apply`'s own promise.
  */
-export async function traceVerdict(
+export function traceVerdict<J, D>(
   delivery: Delivery,
   verdict: Verdict,
-  apply: () => Promise<void>,
+  apply: (job: J, verdict: Verdict, deps: D) => Promise<void>,
+  job: J,
+  deps: D,
 ): Promise<void> {
   const t = traces.get(delivery);
-  if (t === undefined) return apply();
+  if (t === undefined) return apply(job, verdict, deps);
+  return settleTraced(t, delivery, verdict, apply, job, deps);
+}
+
+async function settleTraced<J, D>(
+  t: DeliveryTrace,
+  delivery: Delivery,
+  verdict: Verdict,
+  apply: (job: J, verdict: Verdict, deps: D) => Promise<void>,
+  job: J,
+  deps: D,
+): Promise<void> {
   const { span } = t;
   const settle = verdict.action === 'retry' ? 'retry' : 'ack';
   if (verdict.action === 'ack') {
@@ -161,7 +186,7 @@ export async function traceVerdict(
     t.context,
   );
   try {
-    await context.with(trace.setSpan(t.context, settling), apply);
+    await context.with(trace.setSpan(t.context, settling), apply, undefined, job, verdict, deps);
   } catch (err) {
     recordFailure(settling, err);
     throw err;

@@ -4,7 +4,9 @@ import { createHandlerContext } from './context.js';
 import type { EventHandler } from './handler.js';
 import type { LockDeps } from './lock.js';
 import { composeHandler, type HandlerMiddleware, type HandlerStep } from './middleware.js';
-import type { Step } from './pipeline.js';
+import type { Step, StepResult } from './pipeline.js';
+
+const HANDLED: StepResult = { status: 'handled' };
 
 /**
  * The innermost step: runs the handler, inside the user's `middleware`, with its context (the
@@ -27,10 +29,10 @@ export function invokeHandler(deps: LockDeps, middleware: readonly HandlerMiddle
     const ctx = createHandlerContext(job, deps);
     const started = deps.now();
     try {
-      await traceHandler(job.delivery, handler.type, () => chain(ctx));
+      await traceHandler(job.delivery, handler.type, chain, ctx);
     } finally {
       job.handlerMs = deps.now() - started;
     }
-    return { status: 'handled' };
+    return HANDLED;
   };
 }

@@ -120,7 +120,7 @@ export function createWorker(config: WorkerConfig): Worker {
       } catch (error) {
         verdict = decideVerdict({ error }, policyFor(job));
       }
-      await traceVerdict(delivery, verdict, () => applyVerdict(job, verdict, verdictDeps));
+      await traceVerdict(delivery, verdict, applyVerdict, job, verdictDeps);
     } finally {
       job.dispose();
       running.delete(job);
