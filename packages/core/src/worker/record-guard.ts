@@ -23,20 +23,20 @@ export function recordGuard(
   return (next) => async (job) => {
     const { envelope } = job;
     const redrive = envelope.headers[REDRIVE_HEADER];
-    const begin = () =>
-      records.begin(envelope, { leaseMs, attempt: job.attempt, consumer, redrive });
-    let begun = await begin();
+    const beginOptions = { leaseMs, attempt: job.attempt, consumer, redrive };
+    let begun = await records.begin(envelope, beginOptions);
     // A lease about to expire (typically: the previous attempt died and its lock expired just
     // before its lease did) is waited out once, in process: a transport retry would cost an attempt.
     if (begun.status === 'busy' && begun.retryAfterMs <= waitUpToMs) {
       await pause(begun.retryAfterMs + 2, job.abort.signal);
-      if (!job.abort.signal.aborted) begun = await begin();
+      if (!job.abort.signal.aborted) begun = await records.begin(envelope, beginOptions);
     }
     if (begun.status === 'processed') return { status: 'duplicate' };
     if (begun.status === 'dead-lettered') return { status: 'already-dead-lettered' };
     if (begun.status === 'busy') return { status: 'busy', retryAfterMs: begun.retryAfterMs };
     job.lease = { token: begun.token };
-    return next(job);
+    // Awaited: an async function that returns a promise waits two more microtask turns.
+    return await next(job);
   };
 }
 

@@ -108,7 +108,9 @@ export function createWorker(config: WorkerConfig): Worker {
   });
 
   async function onDelivery(received: Delivery): Promise<void> {
-    const delivery = await loadReference(received);
+    const loaded = loadReference(received);
+    // Most deliveries are no reference and come back as they are: no promise to wait for.
+    const delivery = loaded instanceof Promise ? await loaded : loaded;
     if (delivery === undefined) return;
     const handler = handlers.get(delivery.envelope.type);
     const job = createJob(delivery, handler, logger, now() + cfg.lockMs, cfg.lockMs);
