@@ -39,20 +39,25 @@ export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps
   const token = job.lease?.token;
   try {
     if (verdict.action === 'ack') {
-      if (token !== undefined && verdict.why !== 'ignored')
-        await quietly(job, 'complete', () =>
-          records.complete(source, id, token, { note: job.note }),
-        );
+      if (token !== undefined && verdict.why !== 'ignored') {
+        try {
+          await records.complete(source, id, token, { note: job.note });
+        } catch (err) {
+          recordFailed(job, 'complete', err);
+        }
+      }
       await delivery.ack();
     } else if (verdict.action === 'retry') {
       if (token !== undefined) {
         const scheduled = verdict.failure || verdict.code === 'RETRY_LATER';
         const nextAttemptAt = new Date(deps.now() + verdict.delayMs);
-        await quietly(job, 'release', () =>
-          scheduled
+        try {
+          await (scheduled
             ? records.scheduleRetry(source, id, token, { error: verdict.error, nextAttemptAt })
-            : records.release(source, id, token),
-        );
+            : records.release(source, id, token));
+        } catch (err) {
+          recordFailed(job, 'release', err);
+        }
       }
       await delivery.retry({ delayMs: verdict.delayMs, error: verdict.error });
     } else {
@@ -84,15 +89,9 @@ export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps
   report(job, verdict, metrics);
 }
 
-async function quietly(job: Job, op: string, call: () => Promise<void>): Promise<void> {
-  try {
-    await call();
-  } catch (err) {
-    job.log.warn(
-      errorLogFields(err),
-      `event record ${op} failed; the processing lease will expire`,
-    );
-  }
+/** Logs an event record write that failed: the delivery is settled all the same. */
+function recordFailed(job: Job, op: string, err: unknown): void {
+  job.log.warn(errorLogFields(err), `event record ${op} failed; the processing lease will expire`);
 }
 
 /** One count and one log line per applied verdict. */

@@ -40,6 +40,9 @@ export interface VerdictPolicy {
 const MAX_REASON = 1000;
 const clip = (s: string) => (s.length > MAX_REASON ? `${s.slice(0, MAX_REASON - 1)}…` : s);
 
+/** A delay in ms within [0, `maxDelayMs`]. */
+const clampDelay = (ms: number, maxDelayMs: number) => Math.max(0, Math.min(ms, maxDelayMs));
+
 function schemaReason(err: SchemaError): string {
   const issues = err.issues.map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`);
   return clip(`schema: ${issues.length > 0 ? issues.join('; ') : err.message}`);
@@ -56,7 +59,6 @@ export function decideVerdict(
   input: { readonly result: StepResult } | { readonly error: unknown },
   policy: VerdictPolicy,
 ): Verdict {
-  const delay = (ms: number) => Math.max(0, Math.min(ms, policy.maxDelayMs));
   if ('result' in input) {
     const r = input.result;
     switch (r.status) {
@@ -75,7 +77,12 @@ export function decideVerdict(
           reason: clip(`undecodable: ${r.reason}`),
         };
       case 'busy':
-        return { action: 'retry', delayMs: delay(r.retryAfterMs), code: 'BUSY', failure: false };
+        return {
+          action: 'retry',
+          delayMs: clampDelay(r.retryAfterMs, policy.maxDelayMs),
+          code: 'BUSY',
+          failure: false,
+        };
       case 'exhausted':
         return { action: 'dead-letter', code: 'ATTEMPTS_EXHAUSTED', reason: 'attempts exhausted' };
       case 'unroutable':
@@ -109,7 +116,13 @@ export function decideVerdict(
     }
     case 'RETRY_LATER': {
       const ms = 'delayMs' in err && typeof err.delayMs === 'number' ? err.delayMs : 0;
-      return { action: 'retry', delayMs: delay(ms), code: err.code, failure: false, error: info };
+      return {
+        action: 'retry',
+        delayMs: clampDelay(ms, policy.maxDelayMs),
+        code: err.code,
+        failure: false,
+        error: info,
+      };
     }
   }
   if (policy.interruptedByShutdown) {
@@ -118,6 +131,6 @@ export function decideVerdict(
   if (policy.attempt >= policy.maxAttempts) {
     return { action: 'dead-letter', code: err.code, reason: 'attempts exhausted', error: info };
   }
-  const delayMs = delay(policy.backoff(policy.attempt));
+  const delayMs = clampDelay(policy.backoff(policy.attempt), policy.maxDelayMs);
   return { action: 'retry', delayMs, code: err.code, failure: true, error: info };
 }

@@ -99,10 +99,11 @@ export function createWorker(config: WorkerConfig): Worker {
     retryMs: recordRetryMs,
   });
   const running = createRunningJobs();
+  const backoff = (attempt: number) => backoffDelay(attempt, cfg.retry, random);
   const policyFor = (job: Job): VerdictPolicy => ({
     attempt: job.attempt,
     maxAttempts: cfg.retry.maxAttempts,
-    backoff: (attempt) => backoffDelay(attempt, cfg.retry, random),
+    backoff,
     maxDelayMs: transport.capabilities.maxDelayMs,
     interruptedByShutdown: job.abortedBy === 'shutdown',
   });
