@@ -89,6 +89,37 @@ describe('batching', () => {
     expect(await store.stats()).toMatchObject({ pending: 0, enqueued: 150 });
   });
 
+  it('the batched statements are planned once per connection, not on every call', async () => {
+    // PostgreSQL plans a prepared statement's first five calls with their values, then keeps a
+    // generic plan unless the custom ones look cheaper. One connection, so one backend's plans.
+    await using fx = await fixture({ max: 1 });
+    // Rows enough that a plan's cost follows the rows it expects from the batch.
+    await fx.pool.query(
+      `INSERT INTO "${fx.schema}".onceflow_inbox (source, id, state, received_at)
+       SELECT 'fill', 'evt_' || i, 'completed', now() FROM generate_series(1, 5000) AS i`,
+    );
+    const { store, count } = batchedStore(fx);
+    for (let round = 0; round < 8; round++) {
+      const envs = Array.from({ length: 5 }, () => envelope());
+      const tokens = (await claimAll(store, envs)).map(tokenOf);
+      await Promise.all(
+        envs.map((e, i) => store.markEnqueued(e.source, e.id, tokens[i] as string)),
+      );
+    }
+    expect([count('claim_ins_b'), count('enqueued_b')]).toEqual([8, 8]);
+    const plans = await fx.pool.query<{ name: string; generic_plans: string }>(
+      `SELECT name, generic_plans FROM pg_prepared_statements WHERE name ~ '^onceflow_(claim_ins|enqueued)_b_'`,
+    );
+    expect(
+      plans.rows
+        .map((r) => [r.name.replace(/_[0-9a-f]{10}$/, ''), Number(r.generic_plans) > 0])
+        .sort(),
+    ).toEqual([
+      ['onceflow_claim_ins_b', true],
+      ['onceflow_enqueued_b', true],
+    ]);
+  });
+
   it('a lone caller runs the single-row statements, as without batching', async () => {
     await using fx = await fixture();
     const { store, sent } = batchedStore(fx, {});
