@@ -46,7 +46,8 @@ interface Beat {
 /**
  * The heartbeats of one worker's running jobs on one shared timer (not one per job): it ticks
  * every quarter interval while any job runs, and renews each job whose renewal is due within
- * that quarter, so a job renews every 0.75 to 1 `intervalMs` (early, never late).
+ * that quarter, so a job renews every 0.75 to 1 `intervalMs` (early, never late). The first tick
+ * that finds no job running stops it, so jobs run one after another share one timer too.
  */
 function createBeats(options: HeartbeatOptions, intervalMs: number) {
   const tickMs = Math.max(1, Math.floor(intervalMs / 4));
@@ -54,6 +55,11 @@ function createBeats(options: HeartbeatOptions, intervalMs: number) {
   let timer: NodeJS.Timeout | undefined;
 
   const onTick = () => {
+    if (running.size === 0) {
+      clearInterval(timer);
+      timer = undefined;
+      return;
+    }
     const soon = Date.now() + tickMs;
     for (const beat of running) {
       if (beat.ticking || beat.due > soon) continue;
@@ -85,10 +91,6 @@ function createBeats(options: HeartbeatOptions, intervalMs: number) {
     stop(beat: Beat): void {
       beat.stopped = true;
       running.delete(beat);
-      if (running.size === 0 && timer !== undefined) {
-        clearInterval(timer);
-        timer = undefined;
-      }
     },
   };
 }

@@ -24,7 +24,7 @@ export function createRunningJobs(): RunningJobs {
     add: (job) => void jobs.add(job),
     delete(job) {
       jobs.delete(job);
-      if (jobs.size > 0) return;
+      if (jobs.size > 0 || waiters.length === 0) return;
       const done = waiters;
       waiters = [];
       for (const resolve of done) resolve();
