@@ -34,49 +34,80 @@ export interface LockWatchOptions {
  * // extendLock: lock.renew(Date.now() + ms) · settle: lock.assertHeld('ack'); …; lock.dispose()
  */
 export function watchLock(options: LockWatchOptions): LockWatch {
-  const { describe, marginMs = 0, expiredReason = 'expired' } = options;
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  let deadline = options.until;
+  return new WatchedLock(options);
+}
 
-  const expire = () => {
-    timer = undefined;
-    if (Date.now() >= deadline - marginMs) watch.lost(expiredReason);
-    else arm();
-  };
+/**
+ * One instance per delivery, its methods on the prototype: no closures made per delivery. The
+ * methods use `this`; every caller calls them on the watch.
+ */
+class WatchedLock implements LockWatch {
+  readonly #controller = new AbortController();
+  readonly #describe: string;
+  readonly #marginMs: number;
+  readonly #expiredReason: string;
+  #deadline: number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: LockWatchOptions) {
+    this.#describe = options.describe;
+    this.#marginMs = options.marginMs ?? 0;
+    this.#expiredReason = options.expiredReason ?? 'expired';
+    this.#deadline = options.until;
+    this.#arm();
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  renew(until: number): void {
+    if (this.#controller.signal.aborted) return;
+    this.dispose();
+    this.#deadline = until;
+    this.#arm();
+  }
+
+  lost(reason: string): void {
+    this.dispose();
+    if (!this.#controller.signal.aborted)
+      this.#controller.abort(new LockLostError(`${this.#describe} lost: ${reason}`));
+  }
+
+  assertHeld(op: string): void {
+    if (Date.now() >= this.#deadline - this.#marginMs) this.lost(this.#expiredReason);
+    const signal = this.#controller.signal;
+    if (signal.aborted) {
+      throw new LockLostError(`${op} refused: ${(signal.reason as LockLostError).message}`);
+    }
+  }
+
+  dispose(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** The timer's callback: lost once the deadline (less the margin) passed, else set again. */
+  expire(): void {
+    this.#timer = undefined;
+    if (Date.now() >= this.#deadline - this.#marginMs) this.lost(this.#expiredReason);
+    else this.#arm();
+  }
+
   /** Times the expiry; a long wait first sleeps to a whole second before it (see `coarse`). */
-  const arm = () => {
-    timer = setTimeout(expire, coarse(deadline - marginMs - Date.now()));
-    timer.unref();
-  };
-  // Methods that do not use `this`: they may be passed around unbound.
-  const watch: LockWatch = {
-    signal: controller.signal,
-    renew(until) {
-      if (controller.signal.aborted) return;
-      watch.dispose();
-      deadline = until;
-      arm();
-    },
-    lost(reason) {
-      watch.dispose();
-      if (!controller.signal.aborted)
-        controller.abort(new LockLostError(`${describe} lost: ${reason}`));
-    },
-    assertHeld(op) {
-      if (Date.now() >= deadline - marginMs) watch.lost(expiredReason);
-      if (controller.signal.aborted) {
-        const reason = controller.signal.reason as LockLostError;
-        throw new LockLostError(`${op} refused: ${reason.message}`);
-      }
-    },
-    dispose() {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-    },
-  };
-  arm();
-  return watch;
+  #arm(): void {
+    this.#timer = setTimeout(
+      expireWatch,
+      coarse(this.#deadline - this.#marginMs - Date.now()),
+      this,
+    );
+    this.#timer.unref();
+  }
+}
+
+/** One timer callback for every watch (the watch comes as the timer's argument). */
+function expireWatch(watch: WatchedLock): void {
+  watch.expire();
 }
 
 /**
