@@ -4,7 +4,6 @@ import { LockLostError } from '../errors.js';
 import { eventLogFields } from '../observability/event-fields.js';
 import type { Logger } from '../observability/logger.js';
 import type { EventHandler } from './handler.js';
-import { markLockLost } from './lock.js';
 
 /**
  * One delivery on its way through the worker's middleware. Created per delivery, touched by one
@@ -45,8 +44,10 @@ export interface Job {
 const ONCE = { once: true } as const;
 
 /**
- * A job that listens to its delivery's signal itself (`handleEvent`), so a delivery costs no
- * listener closure, and creates its abort controller on first read.
+ * A job that reads its delivery's signal when its own state is read, and listens to it (itself,
+ * `handleEvent`: no listener closure) only once its own abort controller exists, created on first
+ * read. Until then nothing can observe the abort but `abortedBy`, which checks the delivery's
+ * signal first; so lock loss reads the same as with a listener from the start.
  */
 class DeliveryJob implements Job {
   readonly delivery: Delivery;
@@ -54,13 +55,14 @@ class DeliveryJob implements Job {
   readonly attempt: number;
   readonly handler: EventHandler | undefined;
   readonly log: Logger;
-  abortedBy: Job['abortedBy'] = undefined;
   lease: Job['lease'] = undefined;
   lockUntil: number;
   renewedAt: number;
   handlerMs: number | undefined = undefined;
   note: string | undefined = undefined;
+  #abortedBy: Job['abortedBy'] = undefined;
   #abort: AbortController | undefined;
+  #listening = false;
 
   constructor(
     delivery: Delivery,
@@ -78,19 +80,36 @@ class DeliveryJob implements Job {
     this.renewedAt = lockUntil - lockMs;
   }
 
+  get abortedBy(): Job['abortedBy'] {
+    if (this.#abortedBy === undefined && this.delivery.signal.aborted) this.handleEvent();
+    return this.#abortedBy;
+  }
+
+  set abortedBy(cause: Job['abortedBy']) {
+    this.#abortedBy = cause;
+  }
+
   get abort(): AbortController {
-    this.#abort ??= new AbortController();
+    if (this.#abort === undefined) {
+      this.#abort = new AbortController();
+      if (this.abortedBy === undefined) {
+        this.delivery.signal.addEventListener('abort', this, ONCE);
+        this.#listening = true;
+      }
+    }
     return this.#abort;
   }
 
-  /** The delivery's signal aborted: its lock is lost. */
+  /** The delivery's signal aborted: its lock is lost (unless the job was aborted before). */
   handleEvent(): void {
+    if (this.#abortedBy !== undefined) return;
     const reason: unknown = this.delivery.signal.reason;
-    markLockLost(this, reason instanceof Error ? reason : new LockLostError());
+    this.#abortedBy = 'lock-lost';
+    this.abort.abort(reason instanceof Error ? reason : new LockLostError());
   }
 
   dispose(): void {
-    this.delivery.signal.removeEventListener('abort', this);
+    if (this.#listening) this.delivery.signal.removeEventListener('abort', this);
   }
 }
 
@@ -109,10 +128,7 @@ export function createJob(
   const log = logger.child(
     eventLogFields(delivery.envelope, delivery.attempt) as unknown as Bindings,
   );
-  const job = new DeliveryJob(delivery, handler, log, lockUntil, lockMs);
-  if (delivery.signal.aborted) job.handleEvent();
-  else delivery.signal.addEventListener('abort', job, ONCE);
-  return job;
+  return new DeliveryJob(delivery, handler, log, lockUntil, lockMs);
 }
 
 /** The fields object itself, fresh per call: `EventLogFields` is an interface, without an index signature. */
