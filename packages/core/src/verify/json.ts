@@ -48,14 +48,20 @@ export function tryParseJson(body: Uint8Array): JsonObject | undefined {
   return text === undefined ? undefined : parseObject(text);
 }
 
-/** The value at a dotted path (`data.object.id`), or undefined. */
+/**
+ * The value at a dotted path (`data.object.id`), or undefined. Walks the path by index: a path
+ * without a dot is looked up as it is, with no segment array or substring made.
+ */
 export function field(value: unknown, path: string): unknown {
   let current = value;
-  for (const segment of path.split('.')) {
+  let from = 0;
+  for (;;) {
     if (!isObject(current)) return undefined;
-    current = current[segment];
+    const dot = path.indexOf('.', from);
+    if (dot === -1) return current[from === 0 ? path : path.slice(from)];
+    current = current[path.slice(from, dot)];
+    from = dot + 1;
   }
-  return current;
 }
 
 /** A non-empty string at the path, or undefined. */

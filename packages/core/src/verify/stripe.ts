@@ -6,7 +6,7 @@ import { DAY_MS, DEFAULT_TOLERANCE_SEC, secretsSchema, toleranceSchema } from '.
 import { parseConfig } from '../transport-kit/parse-config.js';
 import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
 import { requireEventId, requireType, unixSecondsToIso } from './event.js';
-import { type JsonObject, parseVerifiedJson, stringField } from './json.js';
+import { field, type JsonObject, parseVerifiedJson, stringField } from './json.js';
 import { assertFresh, parseUnixSeconds, requireHeader } from './request.js';
 
 export const stripePreset: SenderPreset = Object.freeze({
@@ -48,7 +48,8 @@ function parseSignatureHeader(header: string): { t: number; v1: string[] } {
 
 /** The customer when the object names one (orders a customer's events), else the object's own id. */
 function orderingKey(body: JsonObject): string | undefined {
-  return stringField(body, 'data.object.customer') ?? stringField(body, 'data.object.id');
+  const object = field(field(body, 'data'), 'object');
+  return stringField(object, 'customer') ?? stringField(object, 'id');
 }
 
 /**
@@ -68,8 +69,11 @@ export function stripe(config: StripeConfig): Source {
     verifier: {
       verify(request: IncomingWebhook, now: Date): readonly VerifiedEvent[] {
         const { t, v1 } = parseSignatureHeader(requireHeader(request, 'stripe-signature'));
-        const expected = secrets.map((s) => hmacDigest(s, [`${t}.`, request.body]));
-        const received = v1.map((sig) => decodeDigest(sig, 'hex'));
+        const signed = [`${t}.`, request.body];
+        const expected: Buffer[] = [];
+        for (const secret of secrets) expected.push(hmacDigest(secret, signed));
+        const received: (Buffer | undefined)[] = [];
+        for (const sig of v1) received.push(decodeDigest(sig, 'hex'));
         if (!anyDigestMatches(expected, received)) {
           throw new SignatureError('no Stripe-Signature v1 matches the body');
         }
