@@ -63,10 +63,9 @@ export function fromNode(req: IncomingMessage): UnreadRequest {
  */
 export function writeNode(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
-  const headers: Record<string, string> = {
-    ...reply.headers,
-    'content-length': String(Buffer.byteLength(reply.body)),
-  };
+  const headers: Record<string, string> = {};
+  for (const name in reply.headers) headers[name] = reply.headers[name]!;
+  headers['content-length'] = String(Buffer.byteLength(reply.body));
   if (!req.complete) headers.connection = 'close';
   res.writeHead(reply.status, headers);
   res.end(reply.body);

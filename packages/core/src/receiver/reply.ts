@@ -56,7 +56,18 @@ export function reply(
   // (@hono/node-server adds Content-Length to a plain-object init).
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (status === 503) headers['retry-after'] = String(retryAfterSec);
-  return { status, headers, outcome, body: JSON.stringify({ status: outcome, ...detail }) };
+  return { status, headers, outcome, body: replyBody(outcome, detail) };
+}
+
+/**
+ * `JSON.stringify({ status: outcome, ...detail })`. Without `events` the text is put together
+ * directly (an outcome needs no escaping, the id goes through `JSON.stringify`), with no object
+ * spread or object serialised per answer.
+ */
+function replyBody(outcome: ReceiveOutcome, detail: Parameters<typeof reply>[1]): string {
+  if (detail.events !== undefined) return JSON.stringify({ status: outcome, ...detail });
+  if (detail.id === undefined) return `{"status":"${outcome}"}`;
+  return `{"status":"${outcome}","id":${JSON.stringify(detail.id)}}`;
 }
 
 /**
