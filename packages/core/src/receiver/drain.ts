@@ -6,42 +6,50 @@ export interface RequestGate {
   /** Requests being answered now. */
   readonly inFlight: number;
   readonly draining: boolean;
-  /** Runs `answer` counted as in flight. */
-  track<T>(answer: () => Promise<T>): Promise<T>;
+  /** Counts one more request as in flight; each `enter` is followed by one `leave`. */
+  enter(): void;
+  /** Counts one request as answered; resolves `drain()` once none is left. */
+  leave(): void;
   /** Starts draining; resolves once no request is in flight. Idempotent. */
   drain(): Promise<void>;
 }
 
-export function createRequestGate(): RequestGate {
-  let inFlight = 0;
-  let draining = false;
-  let waiters: (() => void)[] = [];
-  const leave = () => {
-    inFlight--;
-    if (inFlight > 0 || waiters.length === 0) return;
-    const done = waiters;
-    waiters = [];
+/**
+ * A class, so that `inFlight` and `draining` are prototype getters: an object literal with its
+ * own getters is a dictionary-mode object, slower to read on every request.
+ */
+class Gate implements RequestGate {
+  #inFlight = 0;
+  #draining = false;
+  #waiters: (() => void)[] = [];
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  get draining(): boolean {
+    return this.#draining;
+  }
+
+  enter(): void {
+    this.#inFlight++;
+  }
+
+  leave(): void {
+    this.#inFlight--;
+    if (this.#inFlight > 0 || this.#waiters.length === 0) return;
+    const done = this.#waiters;
+    this.#waiters = [];
     for (const resolve of done) resolve();
-  };
-  return {
-    get inFlight() {
-      return inFlight;
-    },
-    get draining() {
-      return draining;
-    },
-    async track(answer) {
-      inFlight++;
-      try {
-        return await answer();
-      } finally {
-        leave();
-      }
-    },
-    drain() {
-      draining = true;
-      if (inFlight === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => waiters.push(resolve));
-    },
-  };
+  }
+
+  drain(): Promise<void> {
+    this.#draining = true;
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+export function createRequestGate(): RequestGate {
+  return new Gate();
 }

@@ -4,6 +4,7 @@ import { fromFetch, lastSegment, pathOf, toResponse } from './fetch.js';
 import { createRequestGate } from './drain.js';
 import { createHandler } from './handle.js';
 import { fromNode, writeNode } from './node.js';
+import type { Reply } from './reply.js';
 import { type NodeServerOptions, nodeServerOptions } from './server-options.js';
 import { assertRetentionCovers } from './retention.js';
 import { withClaimCheck } from './claim-check.js';
@@ -72,8 +73,8 @@ export function createReceiver(config: ReceiverConfig): Receiver {
   const cfg = withClaimCheck(resolveReceiverConfig(config));
   assertRetentionCovers({ retentionMs: cfg.inboxRetentionMs, sources: cfg.sources });
   const gate = createRequestGate();
+  // Each request is counted in flight (`gate.enter`/`leave`) until its answer is there.
   const handleRequest = createHandler(cfg, () => gate.draining);
-  const handle: typeof handleRequest = (name, req) => gate.track(() => handleRequest(name, req));
 
   // Only a bug or a reply the runtime refuses (a handshake header it rejects) lands here: the
   // sender still gets an answer, and nothing was acknowledged.
@@ -81,7 +82,16 @@ export function createReceiver(config: ReceiverConfig): Receiver {
 
   const node = async (req: IncomingMessage, res: ServerResponse, source?: string) => {
     try {
-      writeNode(req, res, await handle(source ?? lastSegment(req.url ?? ''), fromNode(req)));
+      const name = source ?? lastSegment(req.url ?? '');
+      const unread = fromNode(req);
+      let answer: Reply;
+      gate.enter();
+      try {
+        answer = await handleRequest(name, unread);
+      } finally {
+        gate.leave();
+      }
+      writeNode(req, res, answer);
     } catch (err) {
       broken(err);
       if (!res.headersSent) res.writeHead(500).end();
@@ -91,7 +101,15 @@ export function createReceiver(config: ReceiverConfig): Receiver {
     async fetch(request, source) {
       try {
         const name = source ?? lastSegment(pathOf(request.url));
-        return toResponse(await handle(name, fromFetch(request)));
+        const unread = fromFetch(request);
+        let answer: Reply;
+        gate.enter();
+        try {
+          answer = await handleRequest(name, unread);
+        } finally {
+          gate.leave();
+        }
+        return toResponse(answer);
       } catch (err) {
         broken(err);
         return new Response(null, { status: 500 });
