@@ -140,16 +140,15 @@ export function traceVerdict<J, D>(
 ): Promise<void> {
   const t = traces.get(delivery);
   if (t === undefined) return apply(job, verdict, deps);
-  return settleTraced(t, delivery, verdict, apply, job, deps);
+  return settleTraced(t, delivery, verdict, () => apply(job, verdict, deps));
 }
 
-async function settleTraced<J, D>(
+/** `traceVerdict` with a recorded `process` span: `applyIt` applies the verdict. */
+async function settleTraced(
   t: DeliveryTrace,
   delivery: Delivery,
   verdict: Verdict,
-  apply: (job: J, verdict: Verdict, deps: D) => Promise<void>,
-  job: J,
-  deps: D,
+  applyIt: () => Promise<void>,
 ): Promise<void> {
   const { span } = t;
   const settle = verdict.action === 'retry' ? 'retry' : 'ack';
@@ -186,7 +185,7 @@ async function settleTraced<J, D>(
     t.context,
   );
   try {
-    await context.with(trace.setSpan(t.context, settling), apply, undefined, job, verdict, deps);
+    await context.with(trace.setSpan(t.context, settling), applyIt);
   } catch (err) {
     recordFailure(settling, err);
     throw err;

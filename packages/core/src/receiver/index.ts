@@ -4,7 +4,6 @@ import { fromFetch, lastSegment, pathOf, toResponse } from './fetch.js';
 import { createRequestGate } from './drain.js';
 import { createHandler } from './handle.js';
 import { fromNode, writeNode } from './node.js';
-import type { Reply } from './reply.js';
 import { type NodeServerOptions, nodeServerOptions } from './server-options.js';
 import { assertRetentionCovers } from './retention.js';
 import { withClaimCheck } from './claim-check.js';
@@ -73,8 +72,16 @@ export function createReceiver(config: ReceiverConfig): Receiver {
   const cfg = withClaimCheck(resolveReceiverConfig(config));
   assertRetentionCovers({ retentionMs: cfg.inboxRetentionMs, sources: cfg.sources });
   const gate = createRequestGate();
-  // Each request is counted in flight (`gate.enter`/`leave`) until its answer is there.
   const handleRequest = createHandler(cfg, () => gate.draining);
+  /** One request's answer, counted in flight until it is there. */
+  const answerOf = async (name: string, unread: Parameters<typeof handleRequest>[1]) => {
+    gate.enter();
+    try {
+      return await handleRequest(name, unread);
+    } finally {
+      gate.leave();
+    }
+  };
 
   // Only a bug or a reply the runtime refuses (a handshake header it rejects) lands here: the
   // sender still gets an answer, and nothing was acknowledged.
@@ -83,15 +90,7 @@ export function createReceiver(config: ReceiverConfig): Receiver {
   const node = async (req: IncomingMessage, res: ServerResponse, source?: string) => {
     try {
       const name = source ?? lastSegment(req.url ?? '');
-      const unread = fromNode(req);
-      let answer: Reply;
-      gate.enter();
-      try {
-        answer = await handleRequest(name, unread);
-      } finally {
-        gate.leave();
-      }
-      writeNode(req, res, answer);
+      writeNode(req, res, await answerOf(name, fromNode(req)));
     } catch (err) {
       broken(err);
       if (!res.headersSent) res.writeHead(500).end();
@@ -101,15 +100,7 @@ export function createReceiver(config: ReceiverConfig): Receiver {
     async fetch(request, source) {
       try {
         const name = source ?? lastSegment(pathOf(request.url));
-        const unread = fromFetch(request);
-        let answer: Reply;
-        gate.enter();
-        try {
-          answer = await handleRequest(name, unread);
-        } finally {
-          gate.leave();
-        }
-        return toResponse(answer);
+        return toResponse(await answerOf(name, fromFetch(request)));
       } catch (err) {
         broken(err);
         return new Response(null, { status: 500 });
