@@ -5,7 +5,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { batchCommit } from './commit.js';
 import { HEADER_ROOM_BYTES, type KafkaConfig } from './config.js';
 import { type RecordContext, recordDelivery } from './delivery.js';
-import { readMeta } from './marshal.js';
+import { readNotBefore } from './marshal.js';
 import { trackOffsets } from './offsets.js';
 import type { Publisher } from './publisher.js';
 import type { ConsumerRoute } from './routes.js';
@@ -122,7 +122,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       for (const message of batch.messages) {
         if (stopping() || !isRunning() || isStale()) break;
         if (delayed) {
-          const wait = readMeta(message).notBefore - Date.now();
+          const wait = readNotBefore(message) - Date.now();
           if (wait > 0) {
             const resume = pause();
             const timer = setTimeout(() => {
@@ -173,7 +173,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   };
 
   const handle = async (ctx: RecordContext, message: KafkaMessage, offset: number) => {
-    const init = recordDelivery(ctx, message);
+    const init = recordDelivery(ctx, message, offset);
     const outcome = await runDelivery(deps.handler, init, {
       onError: (err) =>
         logger.warn(

@@ -1,7 +1,12 @@
-import { type DeliveryInit, decodeDelivery, dedupeKeyOf } from '@onceflow/core/kit';
-import { LockLostError } from '@onceflow/core';
+import {
+  type DeliveryInit,
+  type RetryOptions,
+  decodeDelivery,
+  dedupeKeyOf,
+} from '@onceflow/core/kit';
+import { type Envelope, LockLostError } from '@onceflow/core';
 import type { KafkaMessage } from 'kafkajs';
-import { readMeta, toRecord } from './marshal.js';
+import { readAttempt, readMeta, toRecord } from './marshal.js';
 import type { PartitionOffsets } from './offsets.js';
 import type { Publisher } from './publisher.js';
 import type { ConsumerRoute } from './routes.js';
@@ -23,30 +28,51 @@ export interface RecordContext {
  * (`LockLostError`, `TransportUnavailableError`) and publish nothing. A value that is not wire format v1 is handed out as an `onceflow.undecodable` envelope.
  * No `renewLock`: the member holds the partition while it heartbeats.
  */
-export function recordDelivery(ctx: RecordContext, message: KafkaMessage): DeliveryInit {
-  const offset = Number(message.offset);
-  const body = message.value ?? Buffer.alloc(0);
-  const envelope = decodeDelivery(body);
-  const meta = readMeta(message);
-  // Methods, not closures: one object per record on the hot path.
-  return {
-    envelope,
-    attempt: meta.attempt,
-    signal: ctx.signal,
-    async ack() {
-      assertHeld(ctx, offset);
-      ctx.offsets.settle(offset);
-    },
-    async retry(options) {
-      assertHeld(ctx, offset);
-      const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: meta.dedupeKey });
-      const copy = ctx.route.retry(meta, options, dedupeKey);
-      const { attempt, key, extra } = copy;
-      const record = toRecord(envelope, body, { dedupeKey, attempt, key, extra });
-      await ctx.publisher.send(copy.topic, [record]);
-      ctx.offsets.settle(offset);
-    },
-  };
+export function recordDelivery(
+  ctx: RecordContext,
+  message: KafkaMessage,
+  offset: number,
+): DeliveryInit {
+  return new RecordDelivery(ctx, message, offset);
+}
+
+/** Prototype methods, not closures: one object per record on the hot path. */
+class RecordDelivery implements DeliveryInit {
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+  readonly #ctx: RecordContext;
+  readonly #message: KafkaMessage;
+  readonly #offset: number;
+
+  constructor(ctx: RecordContext, message: KafkaMessage, offset: number) {
+    this.envelope = decodeDelivery(message.value ?? Buffer.alloc(0));
+    this.attempt = readAttempt(message);
+    this.signal = ctx.signal;
+    this.#ctx = ctx;
+    this.#message = message;
+    this.#offset = offset;
+  }
+
+  async ack(): Promise<void> {
+    assertHeld(this.#ctx, this.#offset);
+    this.#ctx.offsets.settle(this.#offset);
+  }
+
+  async retry(options: RetryOptions): Promise<void> {
+    const ctx = this.#ctx;
+    const message = this.#message;
+    const envelope = this.envelope;
+    assertHeld(ctx, this.#offset);
+    const meta = readMeta(message);
+    const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: meta.dedupeKey });
+    const copy = ctx.route.retry(meta, options, dedupeKey);
+    const { attempt, key, extra } = copy;
+    const body = message.value ?? Buffer.alloc(0);
+    const record = toRecord(envelope, body, { dedupeKey, attempt, key, extra });
+    await ctx.publisher.send(copy.topic, [record]);
+    ctx.offsets.settle(this.#offset);
+  }
 }
 
 /** Throws when a settlement of the record at `offset` can no longer be recorded. */

@@ -58,18 +58,29 @@ const DEAD_LETTER_HEADERS = [
   H.deadLetteredAt,
 ] as const;
 
-export function readMeta(message: KafkaMessage): RecordMeta {
+/** The record's attempt header (`RecordMeta.attempt`): all a delivery reads before it settles. */
+export function readAttempt(message: KafkaMessage): number {
   const attempt = Number(headerText(message.headers, H.attempt));
+  return Number.isInteger(attempt) && attempt > 0 ? attempt : 1;
+}
+
+/** The record's due time (`RecordMeta.notBefore`): all the consumer reads before handing it out. */
+export function readNotBefore(message: KafkaMessage): number {
   const notBefore = Number(headerText(message.headers, H.notBefore));
+  return Number.isFinite(notBefore) ? notBefore : 0;
+}
+
+/** All of `RecordMeta`; a retry reads it, the path of every record reads only what it needs. */
+export function readMeta(message: KafkaMessage): RecordMeta {
   const deadLetter: Record<string, string> = {};
   for (const name of DEAD_LETTER_HEADERS) {
     const v = headerText(message.headers, name);
     if (v !== undefined) deadLetter[name] = v;
   }
   return {
-    attempt: Number.isInteger(attempt) && attempt > 0 ? attempt : 1,
+    attempt: readAttempt(message),
     dedupeKey: headerText(message.headers, H.dedupeKey),
-    notBefore: Number.isFinite(notBefore) ? notBefore : 0,
+    notBefore: readNotBefore(message),
     lastError: parseErrorInfo(headerText(message.headers, H.lastError)),
     deadLetter,
   };
