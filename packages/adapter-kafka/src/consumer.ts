@@ -112,15 +112,23 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       );
     }, config.heartbeatIntervalMs);
     const ctx: RecordContext = { route, publisher, offsets, signal: lost.signal };
-    const lanes = new Map<string, Promise<unknown>>();
-    const tasks: Promise<unknown>[] = [];
+    /** Per key, the last record handed out: the next one of that key starts once it settled. */
+    const lanes = new Map<string, Promise<void>>();
+    let open = 0; // records handed out, not yet settled
+    let drained: (() => void) | undefined;
+    const settled = () => {
+      if (--open === 0) drained?.();
+    };
     let last: string | undefined;
     const delayed = route.delayed(topic);
     /** Hand out no more records of this batch: closing, rebalancing, or the partition is lost. */
     const stopping = () => closing || rebalancingSince !== undefined || lost.signal.aborted;
+    // kafkajs's isStale() builds a string per call; it can change only while this loop awaits
+    let awaited = true;
     try {
       for (const message of batch.messages) {
-        if (stopping() || !isRunning() || isStale()) break;
+        if (stopping() || !isRunning() || (awaited && isStale())) break;
+        awaited = false;
         if (delayed) {
           const wait = readNotBefore(message) - Date.now();
           if (wait > 0) {
@@ -133,7 +141,10 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
             break;
           }
         }
-        while (!inFlight.hasRoom) await inFlight.whenRoom();
+        while (!inFlight.hasRoom) {
+          await inFlight.whenRoom();
+          awaited = true;
+        }
         if (stopping()) break;
         const offset = Number(message.offset);
         offsets.track(offset);
@@ -147,21 +158,18 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
           last = message.offset;
           continue;
         }
-        const key = message.key?.toString('base64');
+        // latin1: one character per byte, so equal keys and only they share a lane
+        const key = message.key?.toString('latin1');
         const before = key === undefined ? undefined : lanes.get(key);
-        const task = inFlight.run(async () => {
-          await before;
-          await handle(ctx, message, offset);
-        });
-        if (key !== undefined)
-          lanes.set(
-            key,
-            task.catch(() => undefined),
-          );
-        tasks.push(task);
+        open++;
+        const task = inFlight.run(() => handle(ctx, message, offset, before, settled));
+        if (key !== undefined) lanes.set(key, task);
         last = message.offset;
       }
-      await Promise.allSettled(tasks);
+      if (open > 0)
+        await new Promise<void>((resolve) => {
+          drained = resolve;
+        });
       await offsets.commit();
     } finally {
       clearInterval(committer);
@@ -172,20 +180,34 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     else if (last !== undefined) payload.resolveOffset(last);
   };
 
-  const handle = async (ctx: RecordContext, message: KafkaMessage, offset: number) => {
-    const init = recordDelivery(ctx, message, offset);
-    const outcome = await runDelivery(deps.handler, init, {
-      onError: (err) =>
-        logger.warn(
-          {
-            ...eventLogFields(init.envelope, init.attempt),
-            ...errorLogFields(err),
-            topic: config.topic,
-          },
-          'settlement not recorded',
-        ),
-    });
-    if (outcome === undefined) ctx.offsets.abandon(offset);
+  /** Never rejects: a record's lane goes on after it whatever happened. */
+  const handle = async (
+    ctx: RecordContext,
+    message: KafkaMessage,
+    offset: number,
+    before: Promise<void> | undefined,
+    settled: () => void,
+  ) => {
+    try {
+      await before; // always a turn of the batch's loop: no handler runs inside that loop
+      const init = recordDelivery(ctx, message, offset);
+      const outcome = await runDelivery(deps.handler, init, {
+        onError: (err) =>
+          logger.warn(
+            {
+              ...eventLogFields(init.envelope, init.attempt),
+              ...errorLogFields(err),
+              topic: config.topic,
+            },
+            'settlement not recorded',
+          ),
+      });
+      if (outcome === undefined) ctx.offsets.abandon(offset);
+    } catch {
+      // not reached (runDelivery never rejects); if it were, the record stays unsettled, as before
+    } finally {
+      settled();
+    }
   };
 
   await consumer.connect();
