@@ -59,12 +59,22 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     }
   };
 
+  /** Starts a delivery in a free slot; `pump` runs once it is settled (`.then`: no `finally` chain). */
+  const start = (on: Attached, msg: Message) => {
+    if (on.controller.signal.aborted) return; // returned to the queue with its channel
+    void inFlight.run(() => deliver(on, msg)).then(pump, pumpAndRethrow);
+  };
+
   const pump = () => {
     while (inFlight.hasRoom && backlog.length > 0) {
       const [on, msg] = backlog.shift() as [Attached, Message];
-      if (on.controller.signal.aborted) continue; // returned to the queue with its channel
-      void inFlight.run(() => deliver(on, msg)).finally(pump);
+      start(on, msg);
     }
+  };
+
+  const pumpAndRethrow = (err: unknown) => {
+    pump();
+    throw err;
   };
 
   const lost = (on: Attached, why: string) => {
@@ -100,6 +110,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       const { consumerTag } = await channel.consume(queue, (msg) => {
         if (msg === null) return void channel.close().catch(() => {}); // cancelled by the broker
         on.acks.received(msg);
+        if (backlog.length === 0 && inFlight.hasRoom) return start(on, msg);
         backlog.push([on, msg]);
         pump();
       });

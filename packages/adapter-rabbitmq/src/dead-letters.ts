@@ -1,7 +1,7 @@
 import { type Delivery, errorLogFields, eventLogFields } from '@onceflow/core';
 import { runDelivery } from '@onceflow/core/kit';
 import type { Message } from 'amqplib';
-import { type ConsumerChannel, type DeliveryDeps, settleOn } from './delivery.js';
+import { type ConsumerChannel, type DeliveryDeps, Settle } from './delivery.js';
 import { fromDeadLetterMessage, toDeadLetterMessage } from './marshal.js';
 
 /**
@@ -18,14 +18,14 @@ export function receiveDeadLetter(
   const dlq = deps.names.deadLetter;
   return async (on, msg) => {
     const letter = fromDeadLetterMessage(msg, deps.deliveryLimit);
-    const settle = settleOn(deps, on, msg, `${dlq}/${letter.envelope.id}`);
+    const settle = new Settle(deps, on, msg, dlq, letter.envelope.id);
     await runDelivery(
       handler,
       {
         envelope: letter.envelope,
         attempt: Math.max(1, letter.fields.attempts),
         signal: on.signal,
-        ack: settle.ack,
+        ack: () => settle.ack(),
         async retry({ delayMs }) {
           const queue = await deps.retryQueue(dlq, delayMs);
           await settle.replace(toDeadLetterMessage(queue, letter, letter.fields));

@@ -1,6 +1,12 @@
-import { checkRetryDelay, type DeliveryInit, runDelivery } from '@onceflow/core/kit';
+import {
+  checkRetryDelay,
+  type DeliveryInit,
+  type RetryOptions,
+  runDelivery,
+} from '@onceflow/core/kit';
 import {
   type Delivery,
+  type Envelope,
   type Logger,
   LockLostError,
   errorLogFields,
@@ -39,48 +45,47 @@ export interface DeliveryDeps {
   retryQueue(target: string, delayMs: number): Promise<string>;
 }
 
-/** The settle operations every delivery shares: ack, and publish-a-copy-then-ack. */
-export interface Settle {
-  ack(): Promise<void>;
-  /** Publishes `copy` (confirmed), then acks the original. */
-  replace(copy: OutgoingAmqp): Promise<void>;
-}
-
 /**
- * Every settlement rejects with `LockLostError`, publishing nothing, once the consumer channel is
- * lost. `replace` acks the original only once the broker confirmed the copy, so nothing is lost in
- * between; if the channel is lost in that window the original returns as well and arrives again
- * (the worker's record guard makes it harmless). `ack` resolves once written to the channel (acks
- * of one event-loop turn go out together, see `acks.ts`); AMQP does not confirm acks, so an ack
- * lost with its connection means one more delivery.
+ * The settle operations every delivery shares: ack, and publish-a-copy-then-ack. Every settlement
+ * rejects with `LockLostError`, publishing nothing, once the consumer channel is lost. `replace`
+ * acks the original only once the broker confirmed the copy, so nothing is lost in between; if the
+ * channel is lost in that window the original returns as well and arrives again (the worker's
+ * record guard makes it harmless). `ack` resolves once written to the channel (acks of one
+ * event-loop turn go out together, see `acks.ts`); AMQP does not confirm acks, so an ack lost with
+ * its connection means one more delivery.
+ *
+ * A class, not closures: one is made per delivery. `queue` and `id` name the delivery in errors.
  */
-export function settleOn(
-  deps: DeliveryDeps,
-  on: ConsumerChannel,
-  msg: Message,
-  what: string,
-): Settle {
-  const held = () => {
-    if (on.signal.aborted) {
-      throw new LockLostError(`${what}: its consumer channel closed; it will be redelivered`);
-    }
-  };
-  const ack = async () => {
-    held();
-    try {
-      await on.acks.ack(msg);
-    } catch (err) {
-      throw new LockLostError(`${what}: ack failed: ${(err as Error).message}`, { cause: err });
-    }
-  };
-  return {
-    ack,
-    async replace(copy) {
-      held();
-      await deps.send([copy]);
-      await ack();
-    },
-  };
+export class Settle {
+  constructor(
+    protected readonly deps: DeliveryDeps,
+    protected readonly on: ConsumerChannel,
+    private readonly msg: Message,
+    private readonly queue: string,
+    private readonly id: string,
+  ) {}
+
+  ack(): Promise<void> {
+    if (this.on.signal.aborted) return Promise.reject(this.lost());
+    return this.on.acks.ack(this.msg).then(undefined, (err: unknown) => {
+      throw new LockLostError(`${this.queue}/${this.id}: ack failed: ${(err as Error).message}`, {
+        cause: err,
+      });
+    });
+  }
+
+  /** Publishes `copy` (confirmed), then acks the original. */
+  async replace(copy: OutgoingAmqp): Promise<void> {
+    if (this.on.signal.aborted) throw this.lost();
+    await this.deps.send([copy]);
+    await this.ack();
+  }
+
+  private lost(): LockLostError {
+    return new LockLostError(
+      `${this.queue}/${this.id}: its consumer channel closed; it will be redelivered`,
+    );
+  }
 }
 
 /** The dead-letter copy of a work message that had `attempts` deliveries. */
@@ -103,28 +108,33 @@ const deadLetterCopy = (
  * that a retry of the `deliveryLimit`-th delivery moves the message to `<queue>.dlq` instead.
  * Consumer-scoped lock: nothing to renew, so it is not a `RenewableDelivery`.
  */
-export function workDelivery(
-  deps: DeliveryDeps,
-  on: ConsumerChannel,
-  msg: Message,
-  work: WorkMessage,
-): DeliveryInit {
-  const settle = settleOn(deps, on, msg, `${deps.names.work}/${work.envelope.id}`);
-  return {
-    envelope: work.envelope,
-    attempt: work.attempt,
-    signal: on.signal,
-    ack: settle.ack,
-    async retry({ delayMs, error }) {
-      if (work.attempt >= deps.deliveryLimit) {
-        checkRetryDelay(delayMs, deps.maxDelayMs);
-        return settle.replace(deadLetterCopy(deps, work, work.attempt, error ?? work.lastError));
-      }
-      const queue = await deps.retryQueue(deps.names.work, delayMs);
-      const next = { ...work, attempt: work.attempt + 1, lastError: error ?? work.lastError };
-      await settle.replace(toWorkMessage(queue, next, deps.maxMessageBytes));
-    },
-  };
+class WorkDelivery extends Settle implements DeliveryInit {
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+
+  constructor(
+    deps: DeliveryDeps,
+    on: ConsumerChannel,
+    msg: Message,
+    private readonly work: WorkMessage,
+  ) {
+    super(deps, on, msg, deps.names.work, work.envelope.id);
+    this.envelope = work.envelope;
+    this.attempt = work.attempt;
+    this.signal = on.signal;
+  }
+
+  async retry({ delayMs, error }: RetryOptions): Promise<void> {
+    const { deps, work } = this;
+    if (work.attempt >= deps.deliveryLimit) {
+      checkRetryDelay(delayMs, deps.maxDelayMs);
+      return this.replace(deadLetterCopy(deps, work, work.attempt, error ?? work.lastError));
+    }
+    const queue = await deps.retryQueue(deps.names.work, delayMs);
+    const next = { ...work, attempt: work.attempt + 1, lastError: error ?? work.lastError };
+    await this.replace(toWorkMessage(queue, next, deps.maxMessageBytes));
+  }
 }
 
 /**
@@ -148,15 +158,14 @@ export function receiveWork(
     );
   return async (on, msg) => {
     const work = fromWorkMessage(msg);
-    const id = work.envelope.id;
     if (work.attempt > deps.deliveryLimit) {
-      const settle = settleOn(deps, on, msg, `${deps.names.work}/${id}`);
+      const settle = new Settle(deps, on, msg, deps.names.work, work.envelope.id);
       await settle
         .replace(deadLetterCopy(deps, work, work.attempt - 1))
         .catch((err: unknown) => onError(err, work));
       return;
     }
-    await runDelivery(handler, workDelivery(deps, on, msg, work), {
+    await runDelivery(handler, new WorkDelivery(deps, on, msg, work), {
       onError: (err) => onError(err, work),
     });
   };
