@@ -257,7 +257,11 @@ export function encodeEnvelope(e: Envelope): string {
  * const env = decodeEnvelope(message.Body);
  */
 export function decodeEnvelope(data: string | Uint8Array): Envelope {
-  const text = typeof data === 'string' ? data : Buffer.from(data).toString('utf8');
+  // A view on the bytes, not a copy of them (`Buffer.from(uint8Array)` would copy)
+  const text =
+    typeof data === 'string'
+      ? data
+      : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -37,6 +37,12 @@ export function createInFlight(limit: number): InFlight {
     for (const resolve of ready) resolve();
   };
 
+  /** One function for every task: it reads nothing of the task it ends. */
+  const done = () => {
+    size--;
+    wake();
+  };
+
   return {
     limit,
     get size() {
@@ -48,10 +54,6 @@ export function createInFlight(limit: number): InFlight {
     run(task) {
       if (size >= limit) throw new RangeError(`concurrency limit ${limit} reached`);
       size++;
-      const done = () => {
-        size--;
-        wake();
-      };
       let promise: ReturnType<typeof task>;
       try {
         promise = task();
