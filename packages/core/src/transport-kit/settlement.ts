@@ -39,6 +39,26 @@ interface SettlementState {
   recorded: Promise<void> | undefined;
 }
 
+/**
+ * `createSettlement`'s state with its two settle methods, for `runDelivery`: one object and two
+ * closures per delivery instead of the state, an object with two getters and four closures. The
+ * methods are own arrow functions: they do not need `this` either.
+ */
+export class SettlementCell implements SettlementState {
+  readonly recorder: SettlementRecorder;
+  outcome: SettlementOutcome | undefined = undefined;
+  recorded: Promise<void> | undefined = undefined;
+  readonly ack = (): Promise<void> => settle(this, ACK, undefined);
+  readonly retry = (options: RetryOptions): Promise<void> => {
+    const { delayMs, error } = options;
+    return settle(this, { kind: 'retry', delayMs, error }, options);
+  };
+
+  constructor(recorder: SettlementRecorder) {
+    this.recorder = recorder;
+  }
+}
+
 /** The first call chooses and records; later calls wait for that recording. */
 function settle(
   state: SettlementState,
