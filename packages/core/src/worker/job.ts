@@ -2,7 +2,7 @@ import type { Delivery } from '../contracts/transport.js';
 import type { Envelope } from '../envelope.js';
 import { LockLostError } from '../errors.js';
 import { eventLogFields } from '../observability/event-fields.js';
-import type { Logger } from '../observability/logger.js';
+import { type Logger, silentLogger } from '../observability/logger.js';
 import type { EventHandler } from './handler.js';
 
 /**
@@ -125,9 +125,11 @@ export function createJob(
   lockUntil: number,
   lockMs: number,
 ): Job & { dispose(): void } {
-  const log = logger.child(
-    eventLogFields(delivery.envelope, delivery.attempt) as unknown as Bindings,
-  );
+  // The silent logger's child is itself: no fields to build for it.
+  const log =
+    logger === silentLogger
+      ? silentLogger
+      : logger.child(eventLogFields(delivery.envelope, delivery.attempt) as unknown as Bindings);
   return new DeliveryJob(delivery, handler, log, lockUntil, lockMs);
 }
 
