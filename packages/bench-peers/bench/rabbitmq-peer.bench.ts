@@ -53,7 +53,10 @@ const queues = {
   raw: `onceflow-peer-raw-${run}`,
 };
 
-const transport = createRabbitMqTransport({ queue: queues.ours });
+const transport = createRabbitMqTransport({
+  queue: queues.ours,
+  publishTimeoutMs: 60_000, // the bench measures throughput on a loaded machine, not the deadline
+});
 await transport.start();
 const conn = await amqp.connect(url.href);
 const confirm = await conn.createConfirmChannel();
