@@ -104,6 +104,8 @@ describe('embedded transport', () => {
     const d2 = await second.promise;
     secondSeen = true;
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    // the first holder's timer and the redelivering poll both act at the lease's end, in either order
+    await waitFor(() => d1.signal.aborted);
     expect(d1.signal.reason).toBeInstanceOf(LockLostError);
     expect(d2.attempt).toBe(2);
     await expect((d1 as RenewableDelivery).renewLock()).rejects.toBeInstanceOf(LockLostError);
