@@ -40,9 +40,9 @@ interface SettlementState {
 }
 
 /**
- * `createSettlement`'s state with its two settle methods, for `runDelivery`: one object and two
- * closures per delivery instead of the state, an object with two getters and four closures. The
- * methods are own arrow functions: they do not need `this` either.
+ * A settlement's state with its two settle methods: one object and two closures per delivery.
+ * `runDelivery` uses it as it is; `createSettlement` hands out a read-only view of one. The
+ * methods are own arrow functions: they do not need `this`.
  */
 export class SettlementCell implements SettlementState {
   readonly recorder: SettlementRecorder;
@@ -94,20 +94,16 @@ function settle(
  * });
  */
 export function createSettlement(recorder: SettlementRecorder): DeliverySettlement {
-  const state: SettlementState = { recorder, outcome: undefined, recorded: undefined };
+  const cell = new SettlementCell(recorder);
+  // A read-only view of the cell `runDelivery` uses: the same settle methods, no second copy
   return {
     get outcome() {
-      return state.outcome;
+      return cell.outcome;
     },
     get recorded() {
-      return state.recorded;
+      return cell.recorded;
     },
-    ack() {
-      return settle(state, ACK, undefined);
-    },
-    retry(options) {
-      const { delayMs, error } = options;
-      return settle(state, { kind: 'retry', delayMs, error }, options);
-    },
+    ack: cell.ack,
+    retry: cell.retry,
   };
 }
