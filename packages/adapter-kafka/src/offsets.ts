@@ -43,8 +43,11 @@ export function trackOffsets(
   commitUpTo: (next: number) => Promise<void>,
   onError: (error: unknown, from: number) => void,
 ): PartitionOffsets {
+  // The tracked offsets in order, from `head` on not yet passed, and which of them are settled:
+  // two arrays reused across the batch instead of a set and a queue that churn per record.
   const pending: number[] = [];
-  const settled = new Set<number>();
+  const settled: boolean[] = [];
+  let head = 0;
   let next = -1; // the first offset not yet safe to skip
   let committed = -1; // the offset last committed (the next to read), -1 before any commit
   let first = -1;
@@ -82,6 +85,7 @@ export function trackOffsets(
     track(offset) {
       if (first < 0) first = offset;
       pending.push(offset);
+      settled.push(false);
     },
     get barrier() {
       return barrier;
@@ -93,11 +97,17 @@ export function trackOffsets(
     settle(offset) {
       const refused = refusal(offset);
       if (refused) throw refused;
-      settled.add(offset);
-      while (pending.length > 0 && settled.has(pending[0] as number)) {
-        const head = pending.shift() as number;
-        settled.delete(head);
-        next = head + 1;
+      const at = indexOf(pending, head, offset);
+      if (at < 0) return;
+      settled[at] = true;
+      while (head < pending.length && settled[head]) {
+        next = (pending[head] as number) + 1;
+        head++;
+      }
+      if (head === pending.length) {
+        pending.length = 0;
+        settled.length = 0;
+        head = 0;
       }
     },
     abandon(offset) {
@@ -113,4 +123,21 @@ export function trackOffsets(
       }
     },
   };
+}
+
+/** Where `offset` is in `sorted` (ascending) from `from` on, or -1. */
+function indexOf(sorted: readonly number[], from: number, offset: number): number {
+  // Offsets of a partition are mostly contiguous: try the direct position first.
+  const guess = from + offset - (sorted[from] ?? offset);
+  if (sorted[guess] === offset) return guess;
+  let lo = from;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = sorted[mid] as number;
+    if (at === offset) return mid;
+    if (at < offset) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
 }
