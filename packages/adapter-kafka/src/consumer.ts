@@ -1,5 +1,5 @@
 import { type Delivery, type Subscription, errorLogFields, eventLogFields } from '@onceflow/core';
-import { createInFlight, runDelivery } from '@onceflow/core/kit';
+import { type DeliveryInit, createInFlight, runDelivery } from '@onceflow/core/kit';
 import { setMaxListeners } from 'node:events';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { batchCommit } from './commit.js';
@@ -70,6 +70,16 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     ),
   );
 
+  const unrecorded = (err: unknown, init: DeliveryInit) =>
+    logger.warn(
+      {
+        ...eventLogFields(init.envelope, init.attempt),
+        ...errorLogFields(err),
+        topic: config.topic,
+      },
+      'settlement not recorded',
+    );
+
   const eachBatch = async (payload: EachBatchPayload): Promise<void> => {
     const handled = handleBatch(payload);
     batches.add(handled);
@@ -111,7 +121,7 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         },
       );
     }, config.heartbeatIntervalMs);
-    const ctx: RecordContext = { route, publisher, offsets, signal: lost.signal };
+    const ctx: RecordContext = { route, publisher, offsets, signal: lost.signal, unrecorded };
     /** Per key, the last record handed out: the next one of that key starts once it settled. */
     const lanes = new Map<string, Promise<void>>();
     let open = 0; // records handed out, not yet settled
@@ -191,17 +201,8 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     try {
       await before; // always a turn of the batch's loop: no handler runs inside that loop
       const init = recordDelivery(ctx, message, offset);
-      const outcome = await runDelivery(deps.handler, init, {
-        onError: (err) =>
-          logger.warn(
-            {
-              ...eventLogFields(init.envelope, init.attempt),
-              ...errorLogFields(err),
-              topic: config.topic,
-            },
-            'settlement not recorded',
-          ),
-      });
+      // The delivery is its own options: its `onError` reports to `ctx.unrecorded`.
+      const outcome = await runDelivery(deps.handler, init, init);
       if (outcome === undefined) ctx.offsets.abandon(offset);
     } catch {
       // not reached (runDelivery never rejects); if it were, the record stays unsettled, as before

@@ -1,6 +1,7 @@
 import {
   type DeliveryInit,
   type RetryOptions,
+  type RunDeliveryOptions,
   decodeDelivery,
   dedupeKeyOf,
 } from '@onceflow/core/kit';
@@ -17,6 +18,8 @@ export interface RecordContext {
   readonly offsets: PartitionOffsets;
   /** Aborted when this member is known to have lost the partition. */
   readonly signal: AbortSignal;
+  /** Told when no settlement of a record could be recorded (it is redelivered). */
+  readonly unrecorded: (error: unknown, delivery: DeliveryInit) => void;
 }
 
 /**
@@ -26,18 +29,22 @@ export interface RecordContext {
  * `deliveryLimit`), the record's bytes unchanged, then records it likewise. Both resolve without
  * waiting for the commit. Once the partition is lost, or a commit of it failed, settlements reject
  * (`LockLostError`, `TransportUnavailableError`) and publish nothing. A value that is not wire format v1 is handed out as an `onceflow.undecodable` envelope.
- * No `renewLock`: the member holds the partition while it heartbeats.
+ * No `renewLock`: the member holds the partition while it heartbeats. It is also `runDelivery`'s
+ * options: a settlement that could not be recorded is reported to `ctx.unrecorded`.
  */
 export function recordDelivery(
   ctx: RecordContext,
   message: KafkaMessage,
   offset: number,
-): DeliveryInit {
+): DeliveryInit & RunDeliveryOptions {
   return new RecordDelivery(ctx, message, offset);
 }
 
+/** What `ack` returns: recording an ack is synchronous, so one resolved promise serves every record. */
+const SETTLED = Promise.resolve();
+
 /** Prototype methods, not closures: one object per record on the hot path. */
-class RecordDelivery implements DeliveryInit {
+class RecordDelivery implements DeliveryInit, RunDeliveryOptions {
   readonly envelope: Envelope;
   readonly attempt: number;
   readonly signal: AbortSignal;
@@ -54,9 +61,19 @@ class RecordDelivery implements DeliveryInit {
     this.#offset = offset;
   }
 
-  async ack(): Promise<void> {
-    assertHeld(this.#ctx, this.#offset);
-    this.#ctx.offsets.settle(this.#offset);
+  /** `runDelivery`'s `onError`: this delivery is also its `RunDeliveryOptions`. */
+  onError(error: unknown): void {
+    this.#ctx.unrecorded(error, this);
+  }
+
+  ack(): Promise<void> {
+    try {
+      assertHeld(this.#ctx, this.#offset);
+      this.#ctx.offsets.settle(this.#offset);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return SETTLED;
   }
 
   async retry(options: RetryOptions): Promise<void> {
