@@ -52,13 +52,10 @@ export function traceDeliveries(
   const { destination } = transport;
   const name = named('process', destination);
   const system = messagingSystem(transport.name);
-  return async (delivery) => {
-    const parent = extractContext(delivery.envelope.headers);
-    const span = tracer.startSpan(name, { kind: SpanKind.CONSUMER }, parent);
+  const traced = async (delivery: Delivery, parent: Context, span: Span): Promise<void> => {
     if (!span.isRecording()) {
       try {
         // A valid context that is not recorded (sampled out) still parents the handler's spans.
-        if (span.spanContext() === INVALID_SPAN_CONTEXT) return await handler(delivery);
         return await context.with(trace.setSpan(parent, span), handler, undefined, delivery);
       } finally {
         span.end();
@@ -87,6 +84,19 @@ export function traceDeliveries(
     } finally {
       traces.delete(delivery);
       span.end();
+    }
+  };
+  return (delivery) => {
+    try {
+      const parent = extractContext(delivery.envelope.headers);
+      const span = tracer.startSpan(name, { kind: SpanKind.CONSUMER }, parent);
+      if (span.isRecording() || span.spanContext() !== INVALID_SPAN_CONTEXT)
+        return traced(delivery, parent, span);
+      // Neither recorded nor part of a trace: nothing to end later, no wrapper around the handler.
+      span.end();
+      return handler(delivery);
+    } catch (err) {
+      return Promise.reject(err);
     }
   };
 }
