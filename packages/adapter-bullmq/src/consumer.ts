@@ -11,7 +11,7 @@ import type { Job } from 'bullmq';
 import type { ResolvedBullmqConfig } from './config.js';
 import { openRedis } from './connection.js';
 import type { DeadLetterQueue } from './dead-letter-queue.js';
-import { jobDelivery } from './delivery.js';
+import { type JobDeliveryDeps, jobDelivery } from './delivery.js';
 import { AdapterWorker, SETTLED } from './worker.js';
 
 /**
@@ -52,6 +52,14 @@ export interface ConsumerDeps {
 export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
   const { config, logger, queue, deadLetters } = deps;
 
+  // One per consumer: what each job's delivery settles through.
+  const settling: JobDeliveryDeps = {
+    lockMs: config.lockMs,
+    complete: (done, doneToken) => worker.complete(done, doneToken),
+    deadLetters,
+    logger,
+    queue,
+  };
   const processor = async (job: Job<unknown>, token?: string): Promise<void> => {
     const lockToken = token ?? job.token ?? '';
     const read = deps.read(job);
@@ -64,24 +72,9 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
       });
       throw SETTLED;
     }
-    const init = jobDelivery(
-      {
-        lockMs: config.lockMs,
-        complete: (done, doneToken) => worker.complete(done, doneToken),
-        deadLetters,
-      },
-      job,
-      lockToken,
-      read,
-    );
+    const init = jobDelivery(settling, job, lockToken, read);
     try {
-      await runDelivery(deps.handler, init, {
-        onError: (err) =>
-          logger.warn(
-            { ...eventLogFields(read.envelope, read.attempt), ...errorLogFields(err), queue },
-            'settlement not recorded',
-          ),
-      });
+      await runDelivery(deps.handler, init, init);
     } finally {
       init.dispose();
     }
