@@ -48,14 +48,18 @@ export class SettlementCell implements SettlementState {
   readonly recorder: SettlementRecorder;
   outcome: SettlementOutcome | undefined = undefined;
   recorded: Promise<void> | undefined = undefined;
-  readonly ack = (): Promise<void> => settle(this, ACK, undefined);
-  readonly retry = (options: RetryOptions): Promise<void> => {
-    const { delayMs, error } = options;
-    return settle(this, { kind: 'retry', delayMs, error }, options);
-  };
+  readonly ack: () => Promise<void>;
+  readonly retry: (options: RetryOptions) => Promise<void>;
 
   constructor(recorder: SettlementRecorder) {
     this.recorder = recorder;
+    // Assigned here, not as field initialisers: a transpiler keeping names (tsx, esbuild's
+    // keepNames) would otherwise redefine each closure's `name` on every delivery.
+    this.ack = () => settle(this, ACK, undefined);
+    this.retry = (options) => {
+      const { delayMs, error } = options;
+      return settle(this, { kind: 'retry', delayMs, error }, options);
+    };
   }
 }
 
