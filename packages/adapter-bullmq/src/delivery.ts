@@ -8,6 +8,7 @@ import {
 import {
   type DeliveryInit,
   type LockWatch,
+  type RetryOptions,
   type RunDeliveryOptions,
   brokerError,
   checkRetryDelay,
@@ -52,52 +53,81 @@ export function jobDelivery(
   token: string,
   read: { readonly envelope: Envelope; readonly attempt: number },
 ): DeliveryInit & RunDeliveryOptions & { onError(err: unknown): void; dispose(): void } {
-  const { lockMs, deadLetters } = deps;
-  // The lock was taken by `moveToActive` at `processedOn` (client time): count from there.
-  const lock: LockWatch = watchLock({
-    until: (job.processedOn ?? Date.now()) + lockMs,
-    describe: `lock on ${job.queueName}/${job.id}`,
-  });
-  // Methods, not closures: one object per job on the hot path.
-  return {
-    envelope: read.envelope,
-    attempt: read.attempt,
-    signal: lock.signal,
-    async renewLock() {
-      if (lock.signal.aborted) throw lock.signal.reason;
-      const from = Date.now();
-      const held = await asTransport('renewLock', () => job.extendLock(token, lockMs));
-      if (Number(held) !== 1) {
-        lock.lost('renewLock found it expired or taken');
-        throw lock.signal.reason;
-      }
-      lock.renew(from + lockMs);
-    },
-    ack() {
-      return guarded(lock, job, 'ack', deps.complete(job, token));
-    },
-    async retry({ delayMs, error }) {
-      checkRetryDelay(delayMs, MAX_DELAY_MS);
-      if (deadLetters && read.attempt >= deadLetters.limit) {
-        const fields = { attempts: read.attempt, lastError: error };
-        return guarded(lock, job, 'retry', deadLetters.move(job, token, fields));
-      }
-      return guarded(lock, job, 'retry', job.moveToDelayed(Date.now() + delayMs, token));
-    },
-    onError(err) {
-      deps.logger.warn(
-        {
-          ...eventLogFields(read.envelope, read.attempt),
-          ...errorLogFields(err),
-          queue: deps.queue,
-        },
-        'settlement not recorded',
-      );
-    },
-    dispose() {
-      lock.dispose();
-    },
-  };
+  return new JobDelivery(deps, job, token, read);
+}
+
+/** One object per job, its methods on the prototype (called on it, as `runDelivery` does). */
+class JobDelivery implements DeliveryInit, RunDeliveryOptions {
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  readonly signal: AbortSignal;
+  readonly #deps: JobDeliveryDeps;
+  readonly #job: Job<unknown>;
+  readonly #token: string;
+  readonly #lock: LockWatch;
+
+  constructor(
+    deps: JobDeliveryDeps,
+    job: Job<unknown>,
+    token: string,
+    read: { readonly envelope: Envelope; readonly attempt: number },
+  ) {
+    this.envelope = read.envelope;
+    this.attempt = read.attempt;
+    this.#deps = deps;
+    this.#job = job;
+    this.#token = token;
+    // The lock was taken by `moveToActive` at `processedOn` (client time): count from there.
+    this.#lock = watchLock({
+      until: (job.processedOn ?? Date.now()) + deps.lockMs,
+      describe: `lock on ${job.queueName}/${job.id}`,
+    });
+    this.signal = this.#lock.signal;
+  }
+
+  async renewLock(): Promise<void> {
+    const lock = this.#lock;
+    if (lock.signal.aborted) throw lock.signal.reason;
+    const { lockMs } = this.#deps;
+    const from = Date.now();
+    const held = await asTransport('renewLock', () => this.#job.extendLock(this.#token, lockMs));
+    if (Number(held) !== 1) {
+      lock.lost('renewLock found it expired or taken');
+      throw lock.signal.reason;
+    }
+    lock.renew(from + lockMs);
+  }
+
+  ack(): Promise<void> {
+    return guarded(this.#lock, this.#job, 'ack', this.#deps.complete(this.#job, this.#token));
+  }
+
+  async retry({ delayMs, error }: RetryOptions): Promise<void> {
+    checkRetryDelay(delayMs, MAX_DELAY_MS);
+    const { deadLetters } = this.#deps;
+    const job = this.#job;
+    if (deadLetters && this.attempt >= deadLetters.limit) {
+      const fields = { attempts: this.attempt, lastError: error };
+      return guarded(this.#lock, job, 'retry', deadLetters.move(job, this.#token, fields));
+    }
+    const delayed = job.moveToDelayed(Date.now() + delayMs, this.#token);
+    return guarded(this.#lock, job, 'retry', delayed);
+  }
+
+  onError(err: unknown): void {
+    this.#deps.logger.warn(
+      {
+        ...eventLogFields(this.envelope, this.attempt),
+        ...errorLogFields(err),
+        queue: this.#deps.queue,
+      },
+      'settlement not recorded',
+    );
+  }
+
+  dispose(): void {
+    this.#lock.dispose();
+  }
 }
 
 /**
