@@ -49,8 +49,13 @@ export function composeHandler(
   middleware: readonly HandlerMiddleware[],
   handler: EventHandler,
 ): HandlerStep {
-  const call: HandlerStep = async (ctx) => {
-    await handler.handle(parseEvent(ctx.envelope, handler.schema), ctx);
+  // Not async: the handler's own promise is the step's (it may resolve to a value; nothing reads it).
+  const call: HandlerStep = (ctx) => {
+    try {
+      return Promise.resolve(handler.handle(parseEvent(ctx.envelope, handler.schema), ctx));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   };
   return middleware.reduceRight<HandlerStep>((next, mw) => mw(next), call);
 }
