@@ -29,18 +29,21 @@ export function createInFlight(limit: number): InFlight {
     throw new RangeError(`concurrency must be a positive integer, got ${limit}`);
   }
   let size = 0;
-  let waiters: (() => void)[] = [];
-
-  const wake = () => {
-    const ready = waiters;
-    waiters = [];
-    for (const resolve of ready) resolve();
-  };
+  // One promise per wait, shared by every waiter (not one per call): resolved when a task ends.
+  let room: Waiting | undefined;
+  let empty: Waiting | undefined;
 
   /** One function for every task: it reads nothing of the task it ends. */
   const done = () => {
     size--;
-    wake();
+    const woken = room;
+    room = undefined;
+    woken?.resolve();
+    if (size === 0 && empty !== undefined) {
+      const drained = empty;
+      empty = undefined;
+      drained.resolve();
+    }
   };
 
   return {
@@ -66,17 +69,26 @@ export function createInFlight(limit: number): InFlight {
     },
     whenRoom() {
       if (size < limit) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const check = () => (size < limit ? resolve() : waiters.push(check));
-        waiters.push(check);
-      });
+      room ??= waiting();
+      return room.promise;
     },
     idle() {
       if (size === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        const check = () => (size === 0 ? resolve() : waiters.push(check));
-        waiters.push(check);
-      });
+      empty ??= waiting();
+      return empty.promise;
     },
   };
+}
+
+interface Waiting {
+  readonly promise: Promise<void>;
+  readonly resolve: () => void;
+}
+
+function waiting(): Waiting {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
 }
