@@ -52,7 +52,8 @@ it('commits exactly past the longest settled prefix, whatever order records sett
           if (expected >= 0) expect(commits.at(-1)).toBe(expected);
           else expect(commits).toEqual([]);
           const unsettled = tracked.filter((o) => !settled.has(o));
-          for (const next of commits) for (const o of unsettled) expect(next).toBeLessThanOrEqual(o);
+          for (const next of commits)
+            for (const o of unsettled) expect(next).toBeLessThanOrEqual(o);
         }
         expect(offsets.barrier).toBeUndefined();
       },
