@@ -10,13 +10,12 @@ import {
   type LockWatch,
   type RetryOptions,
   type RunDeliveryOptions,
-  brokerError,
   checkRetryDelay,
   watchLock,
 } from '@onceflow/core/kit';
 import type { Job } from 'bullmq';
 import type { DeadLetterQueue } from './dead-letter-queue.js';
-import { asTransport, isLockLoss } from './errors.js';
+import { asTransport, transportError } from './errors.js';
 
 /** Longest `retry({ delayMs })` accepted (declared as `maxDelayMs`). */
 export const MAX_DELAY_MS = 365 * 24 * 3_600_000;
@@ -144,9 +143,7 @@ async function guarded(
   try {
     await applied;
   } catch (cause) {
-    const err = brokerError(`bullmq ${op} ${job.queueName}/${job.id}`, cause, {
-      lockLost: isLockLoss,
-    });
+    const err = transportError(`${op} ${job.queueName}/${job.id}`, cause);
     if (err instanceof LockLostError) lock.lost(`${op} found it taken`);
     throw err;
   }

@@ -1,4 +1,5 @@
-import { brokerCall } from '@onceflow/core/kit';
+import type { OnceflowError } from '@onceflow/core';
+import { brokerCall, brokerError } from '@onceflow/core/kit';
 
 /**
  * BullMQ's error codes for a job that is no longer this holder's: missing job (-1), missing lock
@@ -19,3 +20,7 @@ export function isLockLoss(err: unknown): boolean {
  */
 export const asTransport = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
   brokerCall(`bullmq ${what}`, fn, { lockLost: isLockLoss });
+
+/** What `asTransport` turns `err` into, for a broker call already sent. */
+export const transportError = (what: string, err: unknown): OnceflowError =>
+  brokerError(`bullmq ${what}`, err, { lockLost: isLockLoss });
