@@ -3,12 +3,13 @@
 // Then: typecheck, lint, circular-import check, build + publint of every package, the API reports,
 // the API reference (TypeDoc, validation only), the packed tarballs installed with npm in an empty
 // project (README Quick start and a broker stack run there), and every package's tests
-// (sequentially: 2 cores), ending with one plain line "N passed, N failed".
+// (in two lanes, scripts/test-lanes.mjs), ending with one plain line "N passed, N failed".
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { up as brokersUp } from './brokers.mjs';
 import { missingServices } from './services.mjs';
+import { runLanes } from './test-lanes.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const run = (cmd, args, opts = {}) => {
@@ -79,37 +80,12 @@ const dirs = ['packages', 'apps', 'examples'].flatMap((d) =>
     .map((p) => join(root, d, p))
     .filter((p) => existsSync(join(p, 'vitest.config.ts'))),
 );
-const firstLine = (text) => (text ?? '').split('\n')[0];
-let passed = 0;
-let failed = 0;
-const failedPackages = [];
-const failedTests = [];
-for (const dir of dirs) {
-  const out = join(dir, '.vitest-result.json');
-  rmSync(out, { force: true });
-  const status = run(
-    'pnpm',
-    ['exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${out}`],
-    { cwd: dir },
-  );
-  if (existsSync(out)) {
-    const r = JSON.parse(readFileSync(out, 'utf8'));
-    passed += r.numPassedTests;
-    failed += r.numFailedTests + (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
-    for (const file of r.testResults ?? []) {
-      const where = file.name.slice(root.length);
-      if (file.status === 'failed' && !file.assertionResults?.some((t) => t.status === 'failed'))
-        failedTests.push(`${where}: ${firstLine(file.message)}`);
-      for (const t of file.assertionResults ?? [])
-        if (t.status !== 'passed')
-          failedTests.push(
-            `${where} > ${t.fullName} (${t.status}): ${firstLine(t.failureMessages?.[0])}`,
-          );
-    }
-    rmSync(out, { force: true });
-  }
-  if (status !== 0) failedPackages.push(dir.slice(root.length));
-}
+const results = await runLanes(root, dirs);
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+const failedPackages = results.filter((r) => r.status !== 0).map((r) => r.where);
+const failedTests = results.flatMap((r) => r.failures);
+console.log(`\nSuite times: ${results.map((r) => `${r.where} ${r.secs} s`).join(', ')}`);
 // The capability matrix in the docs is generated from what the conformance suites just observed.
 run('node', ['scripts/capability-matrix.mjs']);
 if (failedPackages.length) console.error(`\nFailing packages: ${failedPackages.join(', ')}`);
