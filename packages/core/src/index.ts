@@ -108,6 +108,18 @@ export {
   stripe,
 } from './verify/index.js';
 
+// CloudEvents: a source (HTTP binding, webhook handshake) and the envelope mapping
+export {
+  type CloudEventDedupe,
+  type CloudEventKeyFrom,
+  type CloudEventMapping,
+  CE_HEADER,
+  fromCloudEvent,
+  toCloudEvent,
+} from './cloudevents/mapping.js';
+export type { CloudEventJson } from './cloudevents/attributes.js';
+export { type CloudEventsConfig, cloudEvents } from './cloudevents/source.js';
+
 // Per-tenant secrets: any sender above, its secrets looked up per tenant (cached, rotating)
 export {
   type SecretsRequest,

@@ -167,7 +167,7 @@ function envelopeOf(
     type: e.type,
     key: e.key,
     payload,
-    headers,
+    headers: e.headers === undefined ? headers : { ...headers, ...e.headers },
     receivedAt,
     occurredAt: e.occurredAt,
     payloadHash: hashPayload(payload),
