@@ -8,7 +8,7 @@ import { parseConfig } from '../transport-kit/parse-config.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import { resolveTracer } from '../observability/tracing.js';
-import { isSignatureHeader } from './headers.js';
+import { isSignatureHeader, TENANT_HEADER } from './headers.js';
 import { DEFAULT_INBOX_RETENTION_MS } from './retention.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -50,6 +50,7 @@ const schema = z.object({
   keepHeaders: z
     .array(z.string().transform((h) => h.toLowerCase()))
     .refine((hs) => !hs.some(isSignatureHeader), 'signature headers are never kept')
+    .refine((hs) => !hs.includes(TENANT_HEADER), `${TENANT_HEADER} is set by the receiver only`)
     .default([]),
   logger: z.custom<Logger>(hasMethods('info', 'warn', 'error')).default(silentLogger),
   metrics: z.custom<OnceflowMetrics>((v) => isObject(v) && isObject(v.webhooksReceived)).optional(),

@@ -7,14 +7,11 @@ import { isoFormatter } from '../iso-time.js';
 import { injectReceipt, traceReceipt, traceVerify } from '../observability/trace-receipt.js';
 import { acceptMany, acceptOne } from './accept.js';
 import type { ResolvedReceiverConfig } from './config.js';
-import { headerPicker } from './headers.js';
+import { headerPicker, TENANT_HEADER } from './headers.js';
 import { IncomingWebhookImpl, type UnreadRequest } from './incoming.js';
 import { createIntake } from './intake.js';
 import { combine, type ReceiveOutcome, type Reply, reply } from './reply.js';
 import type { RequestRoute } from './route.js';
-
-/** The envelope header carrying the tenant a request's path or source named. */
-export const TENANT_HEADER = 'onceflow-tenant';
 
 /** Source label for requests naming no configured source (request paths must not become labels). */
 const UNKNOWN = '(unknown)';

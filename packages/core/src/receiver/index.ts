@@ -11,8 +11,7 @@ import { withClaimCheck } from './claim-check.js';
 
 export type { ReceiverConfig, ReceiverTransport } from './config.js';
 export type { NodeServerOptions } from './server-options.js';
-export { KEPT_HEADERS } from './headers.js';
-export { TENANT_HEADER } from './handle.js';
+export { KEPT_HEADERS, TENANT_HEADER } from './headers.js';
 export {
   createRetentionJanitor,
   type RetentionJanitor,

@@ -39,18 +39,26 @@ const MEMO_LIMIT = 4096;
 export function compileRoutes<T extends Routable>(entries: readonly T[]): Router<T> {
   const parsed = entries.map((entry) => ({ entry, pattern: parsePattern(entry.type) }));
   assertNoTies(parsed.map((p) => p.pattern));
-  const exact = new Map<string, T>();
+  // Exact types: by type for `*`, by source then type for a named source. No key is built per
+  // lookup, so a table of plain types costs one map lookup per delivery, as before patterns.
+  const anySource = new Map<string, T>();
+  const bySource = new Map<string, Map<string, T>>();
   const wild: { entry: T; pattern: RoutePattern }[] = [];
   for (const p of parsed) {
-    if (p.pattern.exact)
-      exact.set(exactKey(p.pattern.source, p.pattern.segments.join('.')), p.entry);
-    else wild.push(p);
+    const { source, segments, exact } = p.pattern;
+    if (!exact) wild.push(p);
+    else if (source === undefined) anySource.set(segments.join('.'), p.entry);
+    else {
+      const types = bySource.get(source) ?? new Map<string, T>();
+      types.set(segments.join('.'), p.entry);
+      bySource.set(source, types);
+    }
   }
   wild.sort((a, b) => precedence(a.pattern, b.pattern));
   const memo = new Map<string, T | undefined>();
 
   const routeWild = (source: string, type: string): T | undefined => {
-    const key = exactKey(source, type);
+    const key = `${source}\u0000${type}`;
     if (memo.has(key)) return memo.get(key);
     const found = wild.find((w) => matchesPattern(w.pattern, source, type))?.entry;
     if (memo.size >= MEMO_LIMIT) memo.clear();
@@ -60,7 +68,8 @@ export function compileRoutes<T extends Routable>(entries: readonly T[]): Router
 
   return {
     route(source, type) {
-      const hit = exact.get(exactKey(source, type)) ?? exact.get(exactKey(undefined, type));
+      const hit =
+        (bySource.size === 0 ? undefined : bySource.get(source)?.get(type)) ?? anySource.get(type);
       if (hit !== undefined || wild.length === 0) return hit;
       return routeWild(source, type);
     },
@@ -70,8 +79,6 @@ export function compileRoutes<T extends Routable>(entries: readonly T[]): Router
       .map((p) => p.text),
   };
 }
-
-const exactKey = (source: string | undefined, type: string) => `${source ?? ''}\u0000${type}`;
 
 function assertNoTies(patterns: readonly RoutePattern[]): void {
   for (let i = 0; i < patterns.length; i++) {
