@@ -1,5 +1,10 @@
 import { silentLogger } from '@onceflow/core';
-import { loggerSchema, parseConfig, publishTimeoutSchema } from '@onceflow/core/kit';
+import {
+  loggerSchema,
+  parseConfig,
+  publishTimeoutSchema,
+  wireFormatSchema,
+} from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
@@ -87,6 +92,13 @@ const schema = z
      * about this too. Default 500.
      */
     publishTimeoutMs: publishTimeoutSchema,
+    /**
+     * What records carry: `onceflow` (the default: wire format v1 as the value) or
+     * `cloudevents-binary` (the CloudEvents Kafka binding's binary mode: `ce_*` headers, the
+     * payload as the value, the key as the record key), which any CloudEvents consumer reads.
+     * Consumers read both, whatever is set here.
+     */
+    wireFormat: wireFormatSchema,
     /** Where kafkajs and the adapter log (kafkajs at warn and above). Default silent. */
     logger: loggerSchema.default(silentLogger),
   })

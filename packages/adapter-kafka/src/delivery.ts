@@ -2,12 +2,13 @@ import {
   type DeliveryInit,
   type RetryOptions,
   type RunDeliveryOptions,
-  decodeDelivery,
+  decodeMessage,
   dedupeKeyOf,
+  KAFKA_BINDING,
 } from '@onceflow/core/kit';
 import { type Envelope, LockLostError } from '@onceflow/core';
 import type { KafkaMessage } from 'kafkajs';
-import { readAttempt, readMeta, toRecord } from './marshal.js';
+import { cloudEventHeaders, headerText, readAttempt, readMeta, toRecord } from './marshal.js';
 import type { PartitionOffsets } from './offsets.js';
 import type { Publisher } from './publisher.js';
 import type { ConsumerRoute } from './routes.js';
@@ -28,7 +29,7 @@ export interface RecordContext {
  * `retry` first publishes the copy its route names (a retry topic, or the dead-letter topic past
  * `deliveryLimit`), the record's bytes unchanged, then records it likewise. Both resolve without
  * waiting for the commit. Once the partition is lost, or a commit of it failed, settlements reject
- * (`LockLostError`, `TransportUnavailableError`) and publish nothing. A value that is not wire format v1 is handed out as an `onceflow.undecodable` envelope.
+ * (`LockLostError`, `TransportUnavailableError`) and publish nothing. A value that is neither wire format v1 nor a CloudEvents binary-mode record is handed out as an `onceflow.undecodable` envelope.
  * No `renewLock`: the member holds the partition while it heartbeats. It is also `runDelivery`'s
  * options: a settlement that could not be recorded is reported to `ctx.unrecorded`.
  */
@@ -53,7 +54,9 @@ class RecordDelivery implements DeliveryInit, RunDeliveryOptions {
   readonly #offset: number;
 
   constructor(ctx: RecordContext, message: KafkaMessage, offset: number) {
-    this.envelope = decodeDelivery(message.value ?? Buffer.alloc(0));
+    const value = message.value ?? Buffer.alloc(0);
+    const contentType = headerText(message.headers, 'content-type');
+    this.envelope = decodeMessage(value, message.headers, contentType, KAFKA_BINDING);
     this.attempt = readAttempt(message);
     this.signal = ctx.signal;
     this.#ctx = ctx;
@@ -86,7 +89,8 @@ class RecordDelivery implements DeliveryInit, RunDeliveryOptions {
     const copy = ctx.route.retry(meta, options, dedupeKey);
     const { attempt, key, extra } = copy;
     const body = message.value ?? Buffer.alloc(0);
-    const record = toRecord(envelope, body, { dedupeKey, attempt, key, extra });
+    const cloudEvent = cloudEventHeaders(message);
+    const record = toRecord(envelope, body, { dedupeKey, attempt, key, extra, cloudEvent });
     await ctx.publisher.send(copy.topic, [record]);
     ctx.offsets.settle(this.#offset);
   }

@@ -1,4 +1,14 @@
-import { ONCEFLOW_HEADERS, WIRE_VERSION, parseErrorInfo } from '@onceflow/core/kit';
+import {
+  binaryHeaders,
+  encodeMessage,
+  encodeWithinLimit,
+  isBinaryCloudEvent,
+  KAFKA_BINDING,
+  ONCEFLOW_HEADERS,
+  parseErrorInfo,
+  WIRE_VERSION,
+  type WireFormat,
+} from '@onceflow/core/kit';
 import type { Envelope, ErrorInfo } from '@onceflow/core';
 import type { IHeaders, KafkaMessage, Message } from 'kafkajs';
 
@@ -14,8 +24,10 @@ export function headerText(headers: IHeaders | undefined, name: string): string 
 }
 
 /**
- * A record of a wire-encoded envelope: key = `fields.key`, else the envelope's ordering key; event
+ * A record of an encoded envelope: key = `fields.key`, else the envelope's ordering key; event
  * id, dedupe key and attempt in headers, plus `extra` (due time, last error, dead-letter fields).
+ * `cloudEvent`: the body is a CloudEvents binary-mode value and these are its `ce_*` and
+ * `content-type` headers (no wire-version header then).
  */
 export function toRecord(
   envelope: Envelope,
@@ -25,19 +37,45 @@ export function toRecord(
     attempt: number;
     key?: string | undefined;
     extra?: Readonly<Record<string, string>> | undefined;
+    cloudEvent?: Readonly<Record<string, string>> | undefined;
   },
 ): Message {
+  const headers: Record<string, string> =
+    fields.cloudEvent === undefined
+      ? { [H.wireVersion]: String(WIRE_VERSION) }
+      : { ...fields.cloudEvent };
+  headers[H.eventId] = envelope.id;
+  headers[H.dedupeKey] = fields.dedupeKey;
+  headers[H.attempt] = String(fields.attempt);
   return {
     key: fields.key ?? envelope.key ?? null,
     value: body,
-    headers: {
-      [H.wireVersion]: String(WIRE_VERSION),
-      [H.eventId]: envelope.id,
-      [H.dedupeKey]: fields.dedupeKey,
-      [H.attempt]: String(fields.attempt),
-      ...fields.extra,
-    },
+    headers: { ...headers, ...fields.extra },
   };
+}
+
+/** A fresh record of an envelope in `format` (`PayloadTooLargeError` over `maxBytes`). */
+export function encodeRecord(
+  envelope: Envelope,
+  format: WireFormat,
+  maxBytes: number,
+  fields: { dedupeKey: string; attempt: number },
+): Message {
+  if (format === 'onceflow')
+    return toRecord(envelope, encodeWithinLimit(envelope, maxBytes), fields);
+  const m = encodeMessage(envelope, format, KAFKA_BINDING, maxBytes);
+  const cloudEvent: Record<string, string> = { ...m.headers };
+  if (m.contentType !== undefined) cloudEvent['content-type'] = m.contentType;
+  return toRecord(envelope, m.body, { ...fields, cloudEvent });
+}
+
+/** The CloudEvents headers of a binary-mode record, for a copy of it; undefined for wire v1. */
+export function cloudEventHeaders(message: KafkaMessage): Record<string, string> | undefined {
+  if (!isBinaryCloudEvent(message.headers, KAFKA_BINDING)) return undefined;
+  const kept = binaryHeaders(message.headers, KAFKA_BINDING);
+  const contentType = headerText(message.headers, 'content-type');
+  if (contentType !== undefined) kept['content-type'] = contentType;
+  return kept;
 }
 
 /** What the consumer reads from a record besides the envelope. */

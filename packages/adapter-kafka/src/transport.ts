@@ -3,7 +3,6 @@ import {
   createLifecycle,
   createSubscriptions,
   dedupeKeyOf,
-  encodeWithinLimit,
   parseConsumeOptions,
   publishDeadline,
 } from '@onceflow/core/kit';
@@ -22,7 +21,7 @@ import { readBacklog } from './backlog.js';
 import { createClient } from './client.js';
 import { type KafkaTransportOptions, resolveConfig, topicNames } from './config.js';
 import { startConsumer } from './consumer.js';
-import { toRecord } from './marshal.js';
+import { encodeRecord } from './marshal.js';
 import { createPublisher } from './publisher.js';
 import { type ConsumerRoute, deadLetterRoute, workRoute } from './routes.js';
 import { ensureTopics } from './topology.js';
@@ -162,7 +161,7 @@ export function createKafkaTransport(options: KafkaTransportOptions): KafkaTrans
 
     async publish(messages) {
       const records = messages.map((m) =>
-        toRecord(m.envelope, encodeWithinLimit(m.envelope, config.maxMessageBytes), {
+        encodeRecord(m.envelope, config.wireFormat, config.maxMessageBytes, {
           dedupeKey: dedupeKeyOf(m),
           attempt: 1,
         }),

@@ -1,5 +1,10 @@
 import { silentLogger } from '@onceflow/core';
-import { loggerSchema, parseConfig, publishTimeoutSchema } from '@onceflow/core/kit';
+import {
+  loggerSchema,
+  parseConfig,
+  publishTimeoutSchema,
+  wireFormatSchema,
+} from '@onceflow/core/kit';
 import { z } from 'zod';
 
 const MiB = 1024 * 1024;
@@ -66,6 +71,13 @@ const optionsSchema = z
      * `x-delivery-limit`, fixed when the queue is declared. Default 20.
      */
     deliveryLimit: z.number().int().min(1).max(1_000_000).default(20),
+    /**
+     * What messages carry: `onceflow` (the default: wire format v1 as the body) or
+     * `cloudevents-binary` (the CloudEvents AMQP binding's binary mode: `cloudEvents_*` headers,
+     * `content_type` = datacontenttype, the payload as the body), which any CloudEvents consumer
+     * reads. Retries and dead letters keep it; consumers read both, whatever is set here.
+     */
+    wireFormat: wireFormatSchema,
     /** Largest encoded envelope `publish` accepts (bytes). Default 8 MiB (the broker allows 128 MiB). */
     maxMessageBytes: positiveInt.default(8 * MiB),
     /**

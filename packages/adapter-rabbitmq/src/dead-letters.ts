@@ -28,7 +28,7 @@ export function receiveDeadLetter(
         ack: () => settle.ack(),
         async retry({ delayMs }) {
           const queue = await deps.retryQueue(dlq, delayMs);
-          await settle.replace(toDeadLetterMessage(queue, letter, letter.fields));
+          await settle.replace(toDeadLetterMessage(queue, letter, letter.fields, deps.wireFormat));
         },
       },
       {

@@ -3,6 +3,7 @@ import {
   type DeliveryInit,
   type RetryOptions,
   runDelivery,
+  type WireFormat,
 } from '@onceflow/core/kit';
 import {
   type Delivery,
@@ -32,6 +33,8 @@ export interface ConsumerChannel {
 export interface DeliveryDeps {
   readonly names: QueueNames;
   readonly maxMessageBytes: number;
+  /** What retries and dead-letter copies are written in. */
+  readonly wireFormat: WireFormat;
   readonly deliveryLimit: number;
   /** The longest retry delay (the largest bucket). */
   readonly maxDelayMs: number;
@@ -95,12 +98,17 @@ const deadLetterCopy = (
   attempts: number,
   error = work.lastError,
 ) =>
-  toDeadLetterMessage(deps.names.deadLetter, work, {
-    reason: `delivery limit exceeded after ${attempts} deliveries`,
-    attempts,
-    lastError: error,
-    deadLetteredAt: new Date().toISOString(),
-  });
+  toDeadLetterMessage(
+    deps.names.deadLetter,
+    work,
+    {
+      reason: `delivery limit exceeded after ${attempts} deliveries`,
+      attempts,
+      lastError: error,
+      deadLetteredAt: new Date().toISOString(),
+    },
+    deps.wireFormat,
+  );
 
 /**
  * The broker side of one work-queue delivery, for the kit's `runDelivery`. `retry` publishes a
@@ -133,7 +141,7 @@ class WorkDelivery extends Settle implements DeliveryInit {
     }
     const queue = await deps.retryQueue(deps.names.work, delayMs);
     const next = { ...work, attempt: work.attempt + 1, lastError: error ?? work.lastError };
-    await this.replace(toWorkMessage(queue, next, deps.maxMessageBytes));
+    await this.replace(toWorkMessage(queue, next, deps.maxMessageBytes, deps.wireFormat));
   }
 }
 

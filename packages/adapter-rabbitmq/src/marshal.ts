@@ -1,15 +1,16 @@
 import type { Envelope, ErrorInfo } from '@onceflow/core';
 import {
+  AMQP_BINDING,
   type BrokerDeadLetterFields,
   deadLetterHeaders,
-  decodeDelivery,
+  decodeMessage,
   dedupeKeyOf,
-  encodeEnvelope,
-  encodeWithinLimit,
+  encodeMessage,
   ONCEFLOW_HEADERS as H,
   parseErrorInfo,
   readDeadLetterHeaders,
   WIRE_VERSION,
+  type WireFormat,
 } from '@onceflow/core/kit';
 import type { Message } from 'amqplib';
 import type { OutgoingAmqp } from './publisher.js';
@@ -37,20 +38,37 @@ const baseProperties = (envelope: Envelope) => ({
 });
 
 /**
- * A message for the work queue (or a retry queue): body in wire format v1, `messageId` = event id,
- * persistent, and onceflow's headers. Throws `PayloadTooLargeError` over `maxBytes`.
+ * Body, properties and headers of an envelope in `format`: wire format v1 (with its version
+ * header), or CloudEvents binary mode (`cloudEvents_*` headers, `content_type` = datacontenttype,
+ * the payload as the body). `PayloadTooLargeError` over `maxBytes`.
  */
-export function toWorkMessage(queue: string, m: WorkMessage, maxBytes: number): OutgoingAmqp {
+function encoded(envelope: Envelope, format: WireFormat, maxBytes: number) {
+  const m = encodeMessage(envelope, format, AMQP_BINDING, maxBytes);
+  const headers: Record<string, string> =
+    format === 'onceflow' ? { [H.wireVersion]: String(WIRE_VERSION) } : { ...m.headers };
+  const properties: Omit<OutgoingAmqp['options'], 'headers'> = { ...baseProperties(envelope) };
+  if (format !== 'onceflow') properties.contentType = m.contentType;
+  return { body: m.body, headers, properties };
+}
+
+/**
+ * A message for the work queue (or a retry queue): body in `format` (wire format v1 by default),
+ * `messageId` = event id, persistent, and onceflow's headers. Throws `PayloadTooLargeError` over
+ * `maxBytes`.
+ */
+export function toWorkMessage(
+  queue: string,
+  m: WorkMessage,
+  maxBytes: number,
+  format: WireFormat = 'onceflow',
+): OutgoingAmqp {
   // Lean on purpose (headers cost broker and client time per message): the event id travels as
   // `messageId`, and a missing attempt header means attempt 1.
-  const headers: Record<string, string> = {
-    [H.wireVersion]: String(WIRE_VERSION),
-    [H.dedupeKey]: m.dedupeKey,
-  };
+  const { body, headers, properties } = encoded(m.envelope, format, maxBytes);
+  headers[H.dedupeKey] = m.dedupeKey;
   if (m.attempt !== 1) headers[H.attempt] = String(m.attempt);
   if (m.lastError) headers[H.lastError] = JSON.stringify(m.lastError);
-  const body = Buffer.from(encodeWithinLimit(m.envelope, maxBytes), 'utf8');
-  return { queue, body, options: { ...baseProperties(m.envelope), headers } };
+  return { queue, body, options: { ...properties, headers } };
 }
 
 /**
@@ -61,16 +79,23 @@ export function toDeadLetterMessage(
   queue: string,
   m: Pick<WorkMessage, 'envelope' | 'dedupeKey'>,
   fields: BrokerDeadLetterFields,
+  format: WireFormat = 'onceflow',
 ): OutgoingAmqp {
-  const headers: Record<string, string> = {
-    [H.wireVersion]: String(WIRE_VERSION),
-    [H.eventId]: m.envelope.id,
-    [H.dedupeKey]: m.dedupeKey,
-    ...deadLetterHeaders(fields),
-  };
-  const body = Buffer.from(encodeEnvelope(m.envelope), 'utf8');
-  return { queue, body, options: { ...baseProperties(m.envelope), headers } };
+  const { body, headers, properties } = encoded(m.envelope, format, Number.POSITIVE_INFINITY);
+  headers[H.eventId] = m.envelope.id;
+  headers[H.dedupeKey] = m.dedupeKey;
+  Object.assign(headers, deadLetterHeaders(fields));
+  return { queue, body, options: { ...properties, headers } };
 }
+
+/** The envelope of a received message, in whichever format it was written (never throws). */
+const envelopeOf = (msg: Message): Envelope =>
+  decodeMessage(
+    msg.content,
+    msg.properties.headers,
+    msg.properties.contentType as string | undefined,
+    AMQP_BINDING,
+  );
 
 const count = (v: unknown): number => {
   const n = Number(text(v) ?? 0);
@@ -96,12 +121,12 @@ function returns(msg: Message): number {
 
 /**
  * Reads a work-queue delivery; never throws. `attempt` is the attempt header (set by a retry) plus
- * the broker's returns. A body that is not a v1 envelope becomes the kit's `onceflow.undecodable`
+ * the broker's returns. A body that is neither a v1 envelope nor a CloudEvents binary-mode message becomes the kit's `onceflow.undecodable`
  * envelope carrying the raw bytes (`decodeDelivery`), which the worker dead-letters.
  */
 export function fromWorkMessage(msg: Message): WorkMessage {
   const headers = msg.properties.headers ?? {};
-  const envelope = decodeDelivery(msg.content);
+  const envelope = envelopeOf(msg);
   return {
     envelope,
     dedupeKey: dedupeKeyOf({ envelope, dedupeKey: text(headers[H.dedupeKey]) }),
@@ -126,7 +151,7 @@ export interface DeadLetterMessage {
  */
 export function fromDeadLetterMessage(msg: Message, deliveryLimit: number): DeadLetterMessage {
   const headers = msg.properties.headers ?? {};
-  const envelope = decodeDelivery(msg.content);
+  const envelope = envelopeOf(msg);
   const dedupeKey = dedupeKeyOf({ envelope, dedupeKey: text(headers[H.dedupeKey]) });
   const { timestamp } = msg.properties as { timestamp?: unknown };
   const fallbackAt = new Date(

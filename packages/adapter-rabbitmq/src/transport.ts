@@ -170,11 +170,13 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
       names.work,
       { envelope: m.envelope, dedupeKey: dedupeKeyOf(m), attempt: 1 },
       config.maxMessageBytes,
+      config.wireFormat,
     );
 
   const deliveryDeps: DeliveryDeps = {
     names,
     maxMessageBytes: config.maxMessageBytes,
+    wireFormat: config.wireFormat,
     deliveryLimit: config.deliveryLimit,
     maxDelayMs,
     logger: config.logger,
@@ -211,6 +213,15 @@ export function createRabbitMqTransport(options: RabbitMqTransportOptions): Rabb
 
     async publish(messages) {
       if (messages.length === 0) return;
+      if (config.wireFormat !== 'onceflow') {
+        // Encoding checks every size before the first message goes.
+        const encoded = messages.map(toAmqp);
+        await deadline.run(async () => {
+          await lifecycle.start('publish');
+          await publisher.send(encoded, (amqp) => amqp);
+        });
+        return;
+      }
       // Every size is checked before the first message goes; each is encoded as the window lets it go.
       for (const m of messages) assertEncodesWithin(m.envelope, config.maxMessageBytes);
       await deadline.run(async () => {

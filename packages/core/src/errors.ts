@@ -19,6 +19,7 @@
  * | `PAYLOAD_TOO_LARGE` | receiver | 413 |
  * | `BAD_REQUEST` | verifiers | 400 (verified body lacks an event id, …) |
  * | `STORE_UNAVAILABLE` | inbox stores | receiver answers 503 |
+ * | `SECRETS_LOOKUP` | per-tenant secret lookups (`tenantSecrets`) | receiver answers 503 with `Retry-After`, never 2xx or 401 |
  * | `TRANSPORT_UNAVAILABLE` | adapters | receiver answers 503; worker retries |
  * | `LOCK_LOST` | adapters | the delivery's lock expired; another consumer may hold it |
  * | `ALREADY_PROCESSED` | processed stores | another attempt completed this event first |
@@ -36,6 +37,7 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'BAD_REQUEST'
   | 'STORE_UNAVAILABLE'
+  | 'SECRETS_LOOKUP'
   | 'TRANSPORT_UNAVAILABLE'
   | 'LOCK_LOST'
   | 'ALREADY_PROCESSED'
@@ -139,6 +141,28 @@ export class StoreUnavailableError extends OnceflowError {
   }
 }
 
+/**
+ * A source's secrets could not be looked up (the lookup rejected, timed out, or returned secrets
+ * the sender's verifier refuses). Nothing was verified or stored: the receiver answers 503 with
+ * `Retry-After`, so the sender retries, and never 401 (which some senders treat as final).
+ */
+export class SecretsLookupError extends OnceflowError {
+  static override readonly code = 'SECRETS_LOOKUP' as const;
+  /** The source and tenant whose secrets were looked up. */
+  readonly source: string;
+  readonly tenant: string | undefined;
+  constructor(source: string, tenant: string | undefined, options?: { cause?: unknown }) {
+    const cause = options?.cause instanceof Error ? `: ${options.cause.message}` : '';
+    super(
+      'SECRETS_LOOKUP',
+      `secrets lookup failed for ${source}${tenant === undefined ? '' : `/${tenant}`}${cause}`,
+      options,
+    );
+    this.source = source;
+    this.tenant = tenant;
+  }
+}
+
 /** The broker could not confirm durability. The message may or may not have been stored. */
 export class TransportUnavailableError extends OnceflowError {
   static override readonly code = 'TRANSPORT_UNAVAILABLE' as const;
@@ -218,6 +242,7 @@ export interface ErrorByCode {
   PAYLOAD_TOO_LARGE: PayloadTooLargeError;
   BAD_REQUEST: BadRequestError;
   STORE_UNAVAILABLE: StoreUnavailableError;
+  SECRETS_LOOKUP: SecretsLookupError;
   TRANSPORT_UNAVAILABLE: TransportUnavailableError;
   LOCK_LOST: LockLostError;
   ALREADY_PROCESSED: AlreadyProcessedError;

@@ -21,6 +21,7 @@ export {
   RetryLaterError,
   ReviewError,
   SchemaError,
+  SecretsLookupError,
   SignatureError,
   StoreUnavailableError,
   TransportUnavailableError,
@@ -82,7 +83,7 @@ export type {
   VerifiedEvent,
   Verifier,
 } from './contracts/verifier.js';
-export type { SenderPreset, Source } from './contracts/source.js';
+export type { SenderPreset, Source, TenantRequest } from './contracts/source.js';
 export { type HealthCheck, hasHealthCheck } from './contracts/health-check.js';
 
 // Senders: each factory returns a Source ({ preset, verifier })
@@ -107,6 +108,26 @@ export {
   stripe,
 } from './verify/index.js';
 
+// CloudEvents: a source (HTTP binding, webhook handshake) and the envelope mapping
+export {
+  type CloudEventDedupe,
+  type CloudEventKeyFrom,
+  type CloudEventMapping,
+  CE_HEADER,
+  fromCloudEvent,
+  toCloudEvent,
+} from './cloudevents/mapping.js';
+export type { CloudEventJson } from './cloudevents/attributes.js';
+export { type CloudEventsConfig, cloudEvents } from './cloudevents/source.js';
+
+// Per-tenant secrets: any sender above, its secrets looked up per tenant (cached, rotating)
+export {
+  type SecretsRequest,
+  type TenantSecretsOptions,
+  tenantSecrets,
+} from './tenants/tenant-secrets.js';
+export type { TenantFrom } from './tenants/tenant-of.js';
+
 // Receiver, retention and relay
 export {
   type NodeServerOptions,
@@ -118,6 +139,7 @@ export {
   type RetentionJanitorOptions,
   DEFAULT_INBOX_RETENTION_MS,
   KEPT_HEADERS,
+  TENANT_HEADER,
   assertRetentionCovers,
   createReceiver,
   createRetentionJanitor,

@@ -29,6 +29,24 @@ export {
   decodeDelivery,
 } from './transport-kit/decode-delivery.js';
 export { assertEncodesWithin, encodeWithinLimit } from './transport-kit/message-size.js';
+// Wire formats: onceflow's v1, or CloudEvents binary mode (the adapter's `wireFormat`)
+export {
+  type EncodedMessage,
+  type WireFormat,
+  decodeMessage,
+  encodeMessage,
+  wireFormatSchema,
+} from './transport-kit/wire-format.js';
+export {
+  type BinaryAttributes,
+  type CloudEventsBinding,
+  AMQP_BINDING,
+  KAFKA_BINDING,
+  binaryHeaders,
+  decodeBinary,
+  encodeBinary,
+  isBinaryCloudEvent,
+} from './cloudevents/binary.js';
 export { dedupeKeyOf } from './transport-kit/dedupe-key.js';
 
 // Event-record stores: the same cursor and trace id on every store

@@ -1,4 +1,4 @@
-import type { Verifier } from './verifier.js';
+import type { IncomingWebhook, Verifier } from './verifier.js';
 
 /**
  * What onceflow knows about a sender, as data: enough to review a configuration without
@@ -28,8 +28,27 @@ export interface SenderPreset {
   readonly retryPolicy: string;
 }
 
+/** A request as a per-tenant source sees it before verification: which source, which tenant. */
+export interface TenantRequest extends IncomingWebhook {
+  /** The configured source name the request came in on. */
+  readonly source: string;
+  /** The tenant path segment (`/webhooks/:source/:tenant`), if the path had one. */
+  readonly pathTenant: string | undefined;
+}
+
 /** A configured sender: its preset and a verifier holding the secrets. */
 export interface Source {
   readonly preset: SenderPreset;
   readonly verifier: Verifier;
+  /**
+   * Set by sources whose secrets depend on the request (`tenantSecrets`): the receiver awaits
+   * it once the body is read and uses the verifier it resolves, handshake included, instead of
+   * `verifier`; the tenant it names goes onto the envelope (header `onceflow-tenant`). Rejects with `SecretsLookupError` (→ 503 with `Retry-After`) when the secrets
+   * cannot be had, or `BadRequestError` (→ 400) when the request names no tenant.
+   */
+  readonly verifierFor?:
+    | ((
+        request: TenantRequest,
+      ) => Promise<{ readonly verifier: Verifier; readonly tenant: string }>)
+    | undefined;
 }

@@ -19,6 +19,12 @@ export interface VerifiedEvent {
   readonly occurredAt?: string | undefined;
   /** Payload bytes for this event when one request carries several (Graph); else the whole body. */
   readonly payload?: Uint8Array | undefined;
+  /**
+   * Envelope headers this event brings besides the request's kept ones (a CloudEvent's
+   * attributes as `ce-*`, its `datacontenttype` as `content-type`); they win over the request's.
+   * Lower-case names; never a credential.
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A handshake answer: sent as is, no inbox or broker work. */

@@ -8,7 +8,7 @@ import { parseConfig } from '../transport-kit/parse-config.js';
 import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import { resolveTracer } from '../observability/tracing.js';
-import { isSignatureHeader } from './headers.js';
+import { isSignatureHeader, TENANT_HEADER } from './headers.js';
 import { DEFAULT_INBOX_RETENTION_MS } from './retention.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
@@ -26,6 +26,10 @@ const schema = z.object({
   sources: z
     .record(z.string().regex(/^[\w.-]+$/, 'source names are URL path segments'), sourceSchema)
     .refine((s) => Object.keys(s).length > 0, 'at least one source'),
+  pathPrefix: z
+    .string()
+    .regex(/^(\/[\w.-]+)*$/, 'a path prefix such as /webhooks (no trailing slash)')
+    .optional(),
   inbox: z.custom<Inbox>(
     hasMethods('claim', 'markEnqueued', 'release', 'recordConflict'),
     'an Inbox',
@@ -46,6 +50,7 @@ const schema = z.object({
   keepHeaders: z
     .array(z.string().transform((h) => h.toLowerCase()))
     .refine((hs) => !hs.some(isSignatureHeader), 'signature headers are never kept')
+    .refine((hs) => !hs.includes(TENANT_HEADER), `${TENANT_HEADER} is set by the receiver only`)
     .default([]),
   logger: z.custom<Logger>(hasMethods('info', 'warn', 'error')).default(silentLogger),
   metrics: z.custom<OnceflowMetrics>((v) => isObject(v) && isObject(v.webhooksReceived)).optional(),
@@ -61,6 +66,14 @@ export type ReceiverTransport = Pick<Transport, 'publish'> &
 export interface ReceiverConfig {
   /** Source name (the last path segment, `/webhooks/<name>`) → configured sender. */
   sources: Record<string, Source>;
+  /**
+   * Serve every source under one prefix with an optional tenant segment:
+   * `<pathPrefix>/<source>` or `<pathPrefix>/<source>/<tenant>` (`/webhooks/stripe/acme`); other
+   * paths are answered 404. The tenant goes to per-tenant sources (`tenantSecrets`) and onto the
+   * envelope as header `onceflow-tenant`. Unset (the default): the source is the last path
+   * segment, as before, and no tenant is read from the path.
+   */
+  pathPrefix?: string | undefined;
   /** The dedupe authority; one `claim` per event, then `markEnqueued` or `release`. */
   inbox: Inbox;
   /** Only `publish` is used (and `capabilities.maxMessageBytes`, with `claimCheck: 'oversize'`). */

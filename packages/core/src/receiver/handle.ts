@@ -1,16 +1,17 @@
 import type { Span } from '@opentelemetry/api';
-import type { Source } from '../contracts/source.js';
-import type { VerifiedEvent } from '../contracts/verifier.js';
+import type { Source, TenantRequest } from '../contracts/source.js';
+import type { Verifier, VerifiedEvent } from '../contracts/verifier.js';
 import { type Envelope, hashPayload } from '../envelope.js';
-import { BadRequestError, SignatureError } from '../errors.js';
+import { BadRequestError, SecretsLookupError, SignatureError } from '../errors.js';
 import { isoFormatter } from '../iso-time.js';
 import { injectReceipt, traceReceipt, traceVerify } from '../observability/trace-receipt.js';
 import { acceptMany, acceptOne } from './accept.js';
 import type { ResolvedReceiverConfig } from './config.js';
-import { headerPicker } from './headers.js';
+import { headerPicker, TENANT_HEADER } from './headers.js';
 import { IncomingWebhookImpl, type UnreadRequest } from './incoming.js';
 import { createIntake } from './intake.js';
 import { combine, type ReceiveOutcome, type Reply, reply } from './reply.js';
+import type { RequestRoute } from './route.js';
 
 /** Source label for requests naming no configured source (request paths must not become labels). */
 const UNKNOWN = '(unknown)';
@@ -23,7 +24,7 @@ const UNKNOWN = '(unknown)';
 export function createHandler(
   cfg: ResolvedReceiverConfig,
   draining: () => boolean = () => false,
-): (name: string, req: UnreadRequest) => Promise<Reply> {
+): (route: RequestRoute, req: UnreadRequest) => Promise<Reply> {
   const sources = new Map<string, Source>(Object.entries(cfg.sources));
   const pick = headerPicker(cfg.keepHeaders);
   const { tracer } = cfg;
@@ -33,25 +34,38 @@ export function createHandler(
   const iso = isoFormatter();
 
   const receive = async (
-    name: string,
+    route: RequestRoute,
     source: Source,
     req: UnreadRequest,
     receipt: Span,
   ): Promise<Reply> => {
+    const name = route.source;
     const body = await intake.read(name, req);
     if (!(body instanceof Uint8Array)) return body;
 
     const webhook = new IncomingWebhookImpl(req, body);
     const receivedAt = now();
     let events: readonly VerifiedEvent[];
+    let tenant = route.tenant;
     try {
-      const handshake = source.verifier.handshake?.(webhook, receivedAt);
+      let verifier: Verifier = source.verifier;
+      if (source.verifierFor !== undefined) {
+        const resolved = await verifierOf(source.verifierFor, webhook, route);
+        verifier = resolved.verifier;
+        tenant = resolved.tenant ?? tenant;
+      }
+      const handshake = verifier.handshake?.(webhook, receivedAt);
       if (handshake) return { ...handshake, outcome: 'handshake' };
       if (req.method !== 'POST') return intake.refuse(name);
-      events = traceVerify(tracer, receipt, name, () =>
-        source.verifier.verify(webhook, receivedAt),
-      );
+      events = traceVerify(tracer, receipt, name, () => verifier.verify(webhook, receivedAt));
     } catch (err) {
+      if (err instanceof SecretsLookupError) {
+        logger.error(
+          { source: name, tenant: err.tenant, code: err.code, reason: err.message },
+          'secrets lookup failed; answering 503',
+        );
+        return fail('secrets-unavailable');
+      }
       if (err instanceof SignatureError) {
         logger.warn(
           { source: name, code: err.code, reason: err.message },
@@ -72,6 +86,7 @@ export function createHandler(
     if (events.length === 0) return fail('bad-request');
 
     const headers = pick(req.headers);
+    if (tenant !== undefined) headers[TENANT_HEADER] = tenant;
     injectReceipt(receipt, headers);
     const at = iso(receivedAt.getTime());
     if (metrics) observeLag(metrics.receiptLag, name, receivedAt, events);
@@ -86,17 +101,18 @@ export function createHandler(
     return reply(combine(outcomes), detail, retryAfterSec);
   };
 
-  const traced = (name: string, source: Source, req: UnreadRequest) =>
-    traceReceipt(tracer, name, req.headers, (span) => receive(name, source, req, span));
+  const traced = (route: RequestRoute, source: Source, req: UnreadRequest) =>
+    traceReceipt(tracer, route.source, req.headers, (span) => receive(route, source, req, span));
 
-  return async (name, req) => {
+  return async (route, req) => {
     const started = metrics ? performance.now() : 0;
+    const name = route.source;
     const source = sources.get(name);
     const label = source ? name : UNKNOWN;
     let answer: Reply;
     try {
       if (draining()) answer = fail('draining');
-      else answer = source ? await traced(name, source, req) : fail('unknown-source');
+      else answer = source ? await traced(route, source, req) : fail('unknown-source');
     } catch (err) {
       // Only a store that throws synchronously gets here; nothing was acknowledged.
       logger.error({ err, source: label }, 'receive failed; answering 503');
@@ -109,6 +125,28 @@ export function createHandler(
     }
     return answer;
   };
+}
+
+/**
+ * A per-tenant source's verifier for this request (its lookup's own errors pass through). The
+ * tenant it names wins over the path's: a source reading it from a header or the body says which.
+ */
+async function verifierOf(
+  verifierFor: NonNullable<Source['verifierFor']>,
+  webhook: IncomingWebhookImpl,
+  route: RequestRoute,
+): Promise<{ verifier: Verifier; tenant?: string | undefined }> {
+  const request: TenantRequest = {
+    method: webhook.method,
+    headers: webhook.headers,
+    body: webhook.body,
+    get url() {
+      return webhook.url;
+    },
+    source: route.source,
+    pathTenant: route.tenant,
+  };
+  return verifierFor(request);
 }
 
 /** The envelope of one verified event; `payload` is the event's own bytes or the whole raw body. */
@@ -126,7 +164,7 @@ function envelopeOf(
     type: e.type,
     key: e.key,
     payload,
-    headers,
+    headers: e.headers === undefined ? headers : { ...headers, ...e.headers },
     receivedAt,
     occurredAt: e.occurredAt,
     payloadHash: hashPayload(payload),

@@ -33,6 +33,12 @@ export const KEPT_HEADERS: readonly string[] = [
   'aeg-subscription-name',
 ];
 
+/**
+ * The envelope header carrying the tenant a request named (`/webhooks/:source/:tenant`, or where
+ * a `tenantSecrets` source reads it). Set by the receiver only, never kept from a request.
+ */
+export const TENANT_HEADER = 'onceflow-tenant';
+
 const SIGNATURE_HEADER = /signature|hmac|authorization|secret|token|cookie|client-?state/;
 
 /** True for names that may carry a credential; such headers are never kept. */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type ReceiverConfig, resolveReceiverConfig } from './config.js';
-import { fromFetch, lastSegment, pathOf, toResponse } from './fetch.js';
+import { fromFetch, pathOf, toResponse } from './fetch.js';
+import { type RequestRoute, routeOf } from './route.js';
 import { createRequestGate } from './drain.js';
 import { createHandler } from './handle.js';
 import { fromNode, writeNode } from './node.js';
@@ -10,7 +11,7 @@ import { withClaimCheck } from './claim-check.js';
 
 export type { ReceiverConfig, ReceiverTransport } from './config.js';
 export type { NodeServerOptions } from './server-options.js';
-export { KEPT_HEADERS } from './headers.js';
+export { KEPT_HEADERS, TENANT_HEADER } from './headers.js';
 export {
   createRetentionJanitor,
   type RetentionJanitor,
@@ -28,7 +29,8 @@ export { assertRetentionCovers, DEFAULT_INBOX_RETENTION_MS } from './retention.j
 export interface Receiver {
   /**
    * Answers a Fetch API request (Hono, Bun, Deno, workers). `source` defaults to the last path
-   * segment (`POST /webhooks/stripe` → `stripe`). Never rejects.
+   * segment (`POST /webhooks/stripe` → `stripe`), or with `pathPrefix` to the segment after it
+   * (`POST /webhooks/stripe/acme` → `stripe`, tenant `acme`). Never rejects.
    */
   fetch(request: Request, source?: string): Promise<Response>;
   /**
@@ -74,13 +76,19 @@ export function createReceiver(config: ReceiverConfig): Receiver {
   const gate = createRequestGate();
   const handleRequest = createHandler(cfg, () => gate.draining);
   /** One request's answer, counted in flight until it is there. */
-  const answerOf = async (name: string, unread: Parameters<typeof handleRequest>[1]) => {
+  const answerOf = async (route: RequestRoute, unread: Parameters<typeof handleRequest>[1]) => {
     gate.enter();
     try {
-      return await handleRequest(name, unread);
+      return await handleRequest(route, unread);
     } finally {
       gate.leave();
     }
+  };
+
+  /** The path's source and tenant; an explicit `source` argument names the source. */
+  const routeFor = (path: string, source: string | undefined): RequestRoute => {
+    const route = routeOf(path, cfg.pathPrefix);
+    return source === undefined ? route : { source, tenant: route.tenant };
   };
 
   // Only a bug or a reply the runtime refuses (a handshake header it rejects) lands here: the
@@ -89,8 +97,7 @@ export function createReceiver(config: ReceiverConfig): Receiver {
 
   const node = async (req: IncomingMessage, res: ServerResponse, source?: string) => {
     try {
-      const name = source ?? lastSegment(req.url ?? '');
-      writeNode(req, res, await answerOf(name, fromNode(req)));
+      writeNode(req, res, await answerOf(routeFor(req.url ?? '', source), fromNode(req)));
     } catch (err) {
       broken(err);
       if (!res.headersSent) res.writeHead(500).end();
@@ -99,8 +106,8 @@ export function createReceiver(config: ReceiverConfig): Receiver {
   return {
     async fetch(request, source) {
       try {
-        const name = source ?? lastSegment(pathOf(request.url));
-        return toResponse(await answerOf(name, fromFetch(request)));
+        const route = routeFor(pathOf(request.url), source);
+        return toResponse(await answerOf(route, fromFetch(request)));
       } catch (err) {
         broken(err);
         return new Response(null, { status: 500 });

@@ -5,6 +5,7 @@ export type ReceiveOutcome =
   | 'conflict'
   | 'in-flight'
   | 'unavailable'
+  | 'secrets-unavailable'
   | 'draining'
   | 'unauthorized'
   | 'bad-request'
@@ -30,6 +31,7 @@ const STATUS: Readonly<Record<ReceiveOutcome, number>> = {
   conflict: 200,
   'in-flight': 503,
   unavailable: 503,
+  'secrets-unavailable': 503,
   draining: 503,
   unauthorized: 401,
   'bad-request': 400,

@@ -22,12 +22,19 @@ export function decodeDelivery(body: Uint8Array | string): Envelope {
     return decodeEnvelope(body);
   } catch (err) {
     if (!isOnceflowError(err, 'WIRE_FORMAT')) throw err;
-    const bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
-    return createEnvelope({
-      ...UNDECODABLE,
-      id: hashPayload(bytes),
-      payload: bytes,
-      headers: { [DECODE_ERROR_HEADER]: err.message },
-    });
+    return undecodable(
+      typeof body === 'string' ? new TextEncoder().encode(body) : body,
+      err.message,
+    );
   }
+}
+
+/** The `onceflow.undecodable` envelope of bytes that could not be decoded, and why. */
+export function undecodable(bytes: Uint8Array, reason: string): Envelope {
+  return createEnvelope({
+    ...UNDECODABLE,
+    id: hashPayload(bytes),
+    payload: bytes,
+    headers: { [DECODE_ERROR_HEADER]: reason },
+  });
 }

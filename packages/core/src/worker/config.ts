@@ -27,7 +27,12 @@ export interface WorkerConfig {
    * it (or its pool), after `worker.close()`.
    */
   readonly records: RecordStore;
-  /** One handler per event type (`defineHandler`). Two handlers for one type are a config error. */
+  /**
+   * The handlers (`defineHandler`), each chosen by its `type` pattern, `[source:]type`
+   * (`invoice.paid`, `stripe:invoice.*`, `*:payment.*`): an exact type beats a wildcard, more
+   * literal segments beat fewer, a named source beats `*`. Two equally specific patterns that one
+   * event could match both are a `ConfigError` at `createWorker` (see docs/routing.md).
+   */
   readonly handlers: readonly EventHandler[];
   /**
    * Your own steps around every handler (timeout, tracing, timing), the first outermost. They run
@@ -185,9 +190,6 @@ export function parseWorkerConfig(input: WorkerConfig): ResolvedWorkerConfig {
     );
   }
   if (c.claimCheck) assertClaimCheckStore('worker config', c.records);
-  const types = c.handlers.map((h) => h.type);
-  const dup = types.find((t, i) => types.indexOf(t) !== i);
-  if (dup !== undefined) problems.push(`two handlers for type "${dup}"`);
   if (problems.length > 0) throw new ConfigError(`invalid worker config: ${problems.join('; ')}`);
   return c;
 }

@@ -2,14 +2,18 @@ import type { z } from 'zod';
 import type { HandlerContext } from './context.js';
 
 /**
- * A handler for one event type. Its outcome decides the delivery's: resolve → the event is marked
+ * A handler for the events its `type` pattern routes to it. Its outcome decides the delivery's: resolve → the event is marked
  * processed and acked; throw → retried with backoff, or dead-lettered at once for
  * `NonRetryableError`; `RetryLaterError` → retried after its delay; `AlreadyProcessedError` → acked
  * as a duplicate. A handler may run more than once for one event (lock expiry, crash before the
  * ack): make external effects idempotent with `ctx.idempotencyKey(action)`.
  */
 export interface EventHandler<E = unknown> {
-  /** The envelope `type` this handler takes (`payment_intent.succeeded`, `push`, …). */
+  /**
+   * The events this handler takes, `[source:]type`: an envelope `type` (`payment_intent.succeeded`,
+   * any source), a source and type (`github:push`), or a pattern (`stripe:invoice.*`,
+   * `*:payment.*`). See `createWorker` for the precedence rule.
+   */
   readonly type: string;
   /** Validates the JSON payload; a failure dead-letters the event at once with the issues. */
   readonly schema?: z.ZodType<E> | undefined;

@@ -16,6 +16,7 @@ import { claimCheckLoader } from './claim-check.js';
 import { loadClaimed, withEnvelope } from '../claim-check/load.js';
 import { createRunningJobs } from './running-jobs.js';
 import { unknownType } from './unknown-type.js';
+import { compileRoutes } from '../routing/router.js';
 import { untilAvailable } from './wait-for-broker.js';
 import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
@@ -76,7 +77,7 @@ export interface Worker {
 export function createWorker(config: WorkerConfig): Worker {
   const cfg = parseWorkerConfig(config);
   const { transport, records, metrics, now, random, logger, consumer } = cfg;
-  const handlers = new Map(cfg.handlers.map((h) => [h.type, h]));
+  const handlers = compileRoutes(cfg.handlers);
   const lockDeps: LockDeps = { records, lockMs: cfg.lockMs, now };
   // A store that failed to record an outcome: the broker offers the message again after this.
   const recordRetryMs = Math.min(5_000, transport.capabilities.maxDelayMs);
@@ -113,7 +114,7 @@ export function createWorker(config: WorkerConfig): Worker {
     // Most deliveries are no reference and come back as they are: no promise to wait for.
     const delivery = loaded instanceof Promise ? await loaded : loaded;
     if (delivery === undefined) return;
-    const handler = handlers.get(delivery.envelope.type);
+    const handler = handlers.route(delivery.envelope.source, delivery.envelope.type);
     const job = createJob(delivery, handler, logger, now() + cfg.lockMs, cfg.lockMs);
     running.add(job);
     try {
@@ -169,7 +170,7 @@ export function createWorker(config: WorkerConfig): Worker {
       if (!(await untilAvailable(subscribeAll, { what, logger, signal: stopping.signal }))) return;
       if (!closing) state = 'consuming';
       logger.info(
-        { transport: transport.name, types: [...handlers.keys()], concurrency: cfg.concurrency },
+        { transport: transport.name, types: handlers.patterns, concurrency: cfg.concurrency },
         'worker started',
       );
     })().catch((err: unknown) => {
