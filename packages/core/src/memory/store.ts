@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '../contracts/inbox.js';
+import type {
+  ClaimResult,
+  Inbox,
+  InboxOutcomes,
+  InboxStats,
+  StaleClaim,
+} from '../contracts/inbox.js';
 import type { BeginResult, RecordPage, RecordStore } from '../contracts/records.js';
 import type { Envelope } from '../envelope.js';
 import { UsageError } from '../errors.js';
@@ -29,8 +35,11 @@ export interface MemoryStoreOptions {
  * Memory: a row holds the whole envelope while its claim is pending and once it is dead-lettered;
  * otherwise its record fields and history, until `purge` removes it (run a retention janitor).
  */
-export interface MemoryStore extends Inbox, RecordStore {
-  /** Marks (source, id) completed without a lease (seeding tests). Idempotent. */
+export interface MemoryStore extends Inbox, RecordStore, InboxOutcomes {
+  /**
+   * `InboxOutcomes.markProcessed`: a received or enqueued event becomes completed, without a
+   * lease. An id it has no row for is recorded as completed (seeding tests). Idempotent.
+   */
   markProcessed(source: string, id: string): Promise<void>;
   /** Whether (source, id) was completed or marked processed. */
   isProcessed(source: string, id: string): Promise<boolean>;
@@ -301,7 +310,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const t = now();
       const row = rows.get(source, id) ?? blankRow(t);
       rows.set(source, id, row);
-      if (!done(row)) completeNow(row, t);
+      if (row.state === 'received' || row.state === 'enqueued') completeNow(row, t, 'worker');
     },
     async isProcessed(source, id) {
       const row = rows.get(source, id);

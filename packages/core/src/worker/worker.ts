@@ -5,6 +5,7 @@ import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
 import { heartbeat } from './heartbeat.js';
+import { withInboxOutcome } from './inbox-outcome.js';
 import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
 import type { LockDeps } from './lock.js';
@@ -130,6 +131,13 @@ export function createWorker(config: WorkerConfig): Worker {
     }
   }
 
+  // With a receiver's inbox beside `records`, every ack first marks the event processed there.
+  const { outcomes } = cfg;
+  const told = (handle: (d: Delivery) => Promise<void>) =>
+    outcomes === undefined
+      ? handle
+      : (d: Delivery) => handle(withInboxOutcome(d, outcomes, { logger, retryMs: recordRetryMs }));
+
   const subscriptions: Subscription[] = [];
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -139,7 +147,7 @@ export function createWorker(config: WorkerConfig): Worker {
   const subscribeAll = async (): Promise<void> => {
     try {
       if (isTopologySetup(transport)) await transport.start();
-      const traced = traceDeliveries(cfg.tracer, transport, onDelivery);
+      const traced = told(traceDeliveries(cfg.tracer, transport, onDelivery));
       subscriptions.push(await transport.consume(traced, { concurrency: cfg.concurrency }));
       if (cfg.brokerDeadLetters && hasBrokerDeadLetters(transport)) {
         const handler = recordBrokerDeadLetter({
@@ -152,7 +160,7 @@ export function createWorker(config: WorkerConfig): Worker {
         // A reference is recorded with the envelope it names, so the dead letter keeps the payload.
         const loaded = async (d: Delivery) =>
           handler(withEnvelope(d, (await loadClaimed(records, d.envelope)).envelope));
-        subscriptions.push(await transport.consumeDeadLetters(loaded, { concurrency: 1 }));
+        subscriptions.push(await transport.consumeDeadLetters(told(loaded), { concurrency: 1 }));
       }
     } catch (err) {
       await Promise.all(subscriptions.splice(0).map((sub) => sub.close()));

@@ -1,0 +1,77 @@
+import type { Inbox, InboxOutcomes } from '../contracts/inbox.js';
+import type { RecordStore } from '../contracts/records.js';
+import type { Delivery } from '../contracts/transport.js';
+import { ConfigError } from '../errors.js';
+import { errorLogFields, eventLogFields } from '../observability/event-fields.js';
+import type { Logger } from '../observability/logger.js';
+import { hasInboxOutcomes } from '../contracts/inbox.js';
+
+/** The receiver's inbox, when it is another store than the worker's `records`. */
+export type OutcomeInbox = Inbox & InboxOutcomes;
+
+/**
+ * The shapes `WorkerConfig.inbox` supports, checked at `createWorker`. Throws `ConfigError`:
+ * - an inbox without `InboxOutcomes`: it could never learn that an event is done;
+ * - with `claimCheck`: references are loaded from `records`, which does not hold what another
+ *   store's receiver claimed.
+ * Returns the inbox to tell, or undefined when there is none to tell (none given, or the
+ * `records` store itself, which already knows).
+ */
+export function outcomeInbox(
+  inbox: unknown,
+  records: RecordStore,
+  claimCheck: boolean,
+): InboxOutcomes | undefined {
+  if (inbox === undefined || inbox === records) return undefined;
+  if (!hasInboxOutcomes(inbox)) {
+    throw new ConfigError(
+      'invalid worker config: inbox has no markProcessed (InboxOutcomes), so it would keep every ' +
+        'event enqueued for good: give the worker the receiver inbox as its records, or use a ' +
+        'store with InboxOutcomes (memory, embedded, PostgreSQL, Redis)',
+    );
+  }
+  if (claimCheck) {
+    throw new ConfigError(
+      'invalid worker config: claimCheck loads each event from records, which does not hold ' +
+        "what the receiver's inbox claimed: with claimCheck, give the worker the receiver's " +
+        'inbox as its records (and leave inbox out)',
+    );
+  }
+  return inbox;
+}
+
+/**
+ * The delivery whose `ack()` first tells `inbox` the event is done (`markProcessed`), then acks:
+ * every ack of the worker is an event it is done with (completed, a duplicate of a finished one,
+ * dead-lettered in the record, dropped as an unknown type). The broker keeps the message until
+ * the inbox knows, so a crash between the record's write and the mark is repaired by the
+ * redelivery (the record answers `processed` or `dead-lettered`, and the mark is made then). When
+ * the inbox fails to answer, the delivery is retried after `retryMs` instead of acked.
+ */
+export function withInboxOutcome<D extends Delivery>(
+  delivery: D,
+  inbox: InboxOutcomes,
+  deps: { readonly logger: Logger; readonly retryMs: number },
+): D {
+  const ack = async (): Promise<void> => {
+    const { source, id } = delivery.envelope;
+    try {
+      await inbox.markProcessed(source, id);
+    } catch (err) {
+      deps.logger.warn(
+        { ...eventLogFields(delivery.envelope, delivery.attempt), ...errorLogFields(err) },
+        'could not mark the event processed in the inbox: the broker delivers it again',
+      );
+      await delivery.retry({ delayMs: deps.retryMs });
+      return;
+    }
+    await delivery.ack();
+  };
+  return new Proxy(delivery, {
+    get(target, prop) {
+      if (prop === 'ack') return ack;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
