@@ -1,4 +1,4 @@
-import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, InboxOutcomes, RecordStore } from '@onceflow/core';
 import type { EmbeddedConfig } from './config.js';
 import type { DatabaseHandle } from './database.js';
 import { asStore } from './errors.js';
@@ -10,11 +10,14 @@ import { createSqliteRecordStore } from './records.js';
  * object: hand it to the receiver as `Inbox` and to the worker, the CLI and your tools as
  * `RecordStore`, so the claim and every attempt land on the same record.
  *
+ * `markProcessed` (`InboxOutcomes`) is for the shape where the worker keeps its record in another
+ * store (its `inbox` option): a received or enqueued event becomes completed.
+ *
  * `release` serves both interfaces: it gives up whatever the token owns, a pending claim (a
  * `received` record goes, so the next claim is `new`) or a processing lease (back to
  * `enqueued`). Tokens are random, so a token never owns both.
  */
-export interface EmbeddedStore extends Inbox, RecordStore, HealthCheck {
+export interface EmbeddedStore extends Inbox, RecordStore, InboxOutcomes, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
    * Claim-check: `get(source, id)` returns the claimed envelope in every state until retention

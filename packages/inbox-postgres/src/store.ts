@@ -1,4 +1,4 @@
-import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, InboxOutcomes, RecordStore } from '@onceflow/core';
 import { type PostgresInboxConfig, resolveConfig } from './config.js';
 import { batchedHotPath } from './batched.js';
 import { exec, run } from './exec.js';
@@ -14,13 +14,17 @@ import { inboxStatements } from './statements.js';
  * holds the receiver's claim, the worker's processing lease, the record's state and history, and
  * (for the relay and dead letters) the envelope.
  *
+ * `markProcessed(source, id)` (`InboxOutcomes`) is for a receiver's inbox whose worker keeps its
+ * record in another store (the worker's `inbox` option): a received or enqueued record becomes
+ * completed. In the usual shape (this store is the worker's `records`) nothing calls it.
+ *
  * `release(source, id, token)` serves both contracts: the token names the lease it gives up. A
  * claim token drops the receiver's claim (a `received` record goes, so the sender's retry is
  * `new`; a record a worker already took stays as it is); a processing token gives the lease up
  * unused (the record is `enqueued` again). Tokens are random UUIDs, so one never names both. A
  * token that owns nothing releases nothing.
  */
-export interface PostgresInbox extends Inbox, RecordStore, HealthCheck {
+export interface PostgresInbox extends Inbox, RecordStore, InboxOutcomes, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
    * Claim-check: `get(source, id)` returns the claimed envelope in every state until retention
