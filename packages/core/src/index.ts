@@ -52,8 +52,9 @@ export type {
   InboxOutcomes,
   InboxStats,
   StaleClaim,
+  StoreIdentity,
 } from './contracts/inbox.js';
-export { hasInboxOutcomes } from './contracts/inbox.js';
+export { INBOX_HEADER, hasInboxOutcomes, storeIdOf } from './contracts/inbox.js';
 export type {
   BeginOptions,
   BeginResult,

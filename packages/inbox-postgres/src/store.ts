@@ -1,4 +1,4 @@
-import type { HealthCheck, Inbox, InboxOutcomes, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, InboxOutcomes, RecordStore, StoreIdentity } from '@onceflow/core';
 import { type PostgresInboxConfig, resolveConfig } from './config.js';
 import { batchedHotPath } from './batched.js';
 import { exec, run } from './exec.js';
@@ -24,7 +24,12 @@ import { inboxStatements } from './statements.js';
  * unused (the record is `enqueued` again). Tokens are random UUIDs, so one never names both. A
  * token that owns nothing releases nothing.
  */
-export interface PostgresInbox extends Inbox, RecordStore, InboxOutcomes, HealthCheck {
+export interface PostgresInbox
+  extends Inbox,
+    RecordStore,
+    InboxOutcomes,
+    StoreIdentity,
+    HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
    * Claim-check: `get(source, id)` returns the claimed envelope in every state until retention
@@ -38,6 +43,8 @@ export interface PostgresInbox extends Inbox, RecordStore, InboxOutcomes, Health
   check(signal?: AbortSignal): Promise<void>;
   /** `"schema"."table"` this store works on. */
   readonly table: string;
+  /** `postgres:"schema"."table"`: stores on one table share their rows (the database is not part of it). */
+  readonly storeId: string;
 }
 
 /**
@@ -63,6 +70,7 @@ export function createPostgresInbox(config: PostgresInboxConfig): PostgresInbox 
   const hot = batching ? batchedHotPath(pool, sql, batching) : directHotPath(pool, sql);
   return {
     table: names.qualified,
+    storeId: `postgres:${names.qualified}`,
     keepsEnvelopes: true,
     ...createInboxMethods(pool, sql, hot, {
       batchSize: purgeBatchSize,

@@ -1,4 +1,4 @@
-import type { HealthCheck, Inbox, InboxOutcomes, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, InboxOutcomes, RecordStore, StoreIdentity } from '@onceflow/core';
 import { createCall } from './call.js';
 import { defineInboxCommands } from './commands.js';
 import { type RedisInboxConfig, resolveConfig } from './config.js';
@@ -20,7 +20,7 @@ import { createRecordWrites } from './records.js';
  * the processing lease up unused (the record is enqueued again, the next delivery can `begin`).
  * Tokens are random UUIDs, so one never names both. A token that owns nothing releases nothing.
  */
-export interface RedisInbox extends Inbox, RecordStore, InboxOutcomes, HealthCheck {
+export interface RedisInbox extends Inbox, RecordStore, InboxOutcomes, StoreIdentity, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
    * `PING`, for readiness probes: rejects with `StoreUnavailableError` while the client is
@@ -29,6 +29,8 @@ export interface RedisInbox extends Inbox, RecordStore, InboxOutcomes, HealthChe
   check(signal?: AbortSignal): Promise<void>;
   /** `{prefix}:`, the start of every key this store writes (one Redis Cluster hash tag). */
   readonly keyBase: string;
+  /** `redis:{prefix}:`: stores on one prefix share their rows (the server is not part of it). */
+  readonly storeId: string;
 }
 
 /**
@@ -52,6 +54,7 @@ export function createRedisInbox(config: RedisInboxConfig): RedisInbox {
   const keys = inboxKeys(resolved.prefix);
   return {
     keyBase: keys.base,
+    storeId: `redis:${keys.base}`,
     async check() {
       await call('check', () => redis.ping());
     },

@@ -104,3 +104,27 @@ export function hasInboxOutcomes(inbox: unknown): inbox is InboxOutcomes {
     typeof (inbox as Partial<InboxOutcomes>).markProcessed === 'function'
   );
 }
+
+/**
+ * The envelope header a receiver stamps with its inbox's `storeId` (when the inbox has one), so a
+ * worker can tell that an event was claimed in a store it neither keeps its record in nor tells
+ * of outcomes (a forgotten `WorkerConfig.inbox`).
+ */
+export const INBOX_HEADER = 'x-onceflow-inbox';
+
+/**
+ * A store that names where it keeps its rows (optional ability, read with `storeIdOf`): the same
+ * `storeId` in every process that opens the same rows, different for stores that share none
+ * (`redis:{prefix}:`, `postgres:"schema"."table"`, `sqlite:/path/to/file`). Used only to compare
+ * stores, never to connect to one.
+ */
+export interface StoreIdentity {
+  readonly storeId: string;
+}
+
+/** The `storeId` of `store`, if it has one. */
+export function storeIdOf(store: unknown): string | undefined {
+  if (typeof store !== 'object' || store === null) return undefined;
+  const id = (store as Partial<StoreIdentity>).storeId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}

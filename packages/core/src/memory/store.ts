@@ -6,6 +6,7 @@ import type {
   InboxOutcomes,
   InboxStats,
   StaleClaim,
+  StoreIdentity,
 } from '../contracts/inbox.js';
 import type { BeginResult, RecordPage, RecordStore } from '../contracts/records.js';
 import type { Envelope } from '../envelope.js';
@@ -35,7 +36,7 @@ export interface MemoryStoreOptions {
  * Memory: a row holds the whole envelope while its claim is pending and once it is dead-lettered;
  * otherwise its record fields and history, until `purge` removes it (run a retention janitor).
  */
-export interface MemoryStore extends Inbox, RecordStore, InboxOutcomes {
+export interface MemoryStore extends Inbox, RecordStore, InboxOutcomes, StoreIdentity {
   /**
    * `InboxOutcomes.markProcessed`: a received or enqueued event becomes completed, without a
    * lease. An id it has no row for is recorded as completed (seeding tests). Idempotent.
@@ -109,6 +110,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   };
 
   return {
+    // Unique to this instance: no other store, in this process or another, shares its rows.
+    storeId: `memory:${tokenPrefix.slice(0, -1)}`,
     async claim(envelope, { leaseMs }) {
       return claimNow(envelope, positiveMs('leaseMs', leaseMs));
     },

@@ -4,7 +4,7 @@ import type { Delivery } from '../contracts/transport.js';
 import { ConfigError } from '../errors.js';
 import { errorLogFields, eventLogFields } from '../observability/event-fields.js';
 import type { Logger } from '../observability/logger.js';
-import { hasInboxOutcomes } from '../contracts/inbox.js';
+import { hasInboxOutcomes, INBOX_HEADER, storeIdOf } from '../contracts/inbox.js';
 
 /** The receiver's inbox, when it is another store than the worker's `records`. */
 export type OutcomeInbox = Inbox & InboxOutcomes;
@@ -74,4 +74,39 @@ export function withInboxOutcome<D extends Delivery>(
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
+}
+
+/** Distinct foreign inboxes reported at most, so a misrouted flood logs a bounded number of lines. */
+const MAX_REPORTED = 16;
+
+/**
+ * Notices a forgotten `inbox` option: a delivery stamped by its receiver (`INBOX_HEADER`) with an
+ * inbox that is neither `records` nor the worker's `inbox` was claimed in a store nobody tells of
+ * outcomes, which keeps it enqueued for good (its stats, the backlog gauges and alerts, its purge).
+ * Logs one error per such inbox and lets the delivery through: the event itself is handled
+ * correctly, only that inbox's view is wrong, so this never stops a worker. Undefined (nothing to
+ * check) when `records`, or a given `inbox`, has no `storeId` to compare with.
+ */
+export function foreignInboxCheck(
+  records: RecordStore,
+  inbox: unknown,
+  logger: Logger,
+): ((delivery: Delivery) => void) | undefined {
+  const own = storeIdOf(records);
+  const told = storeIdOf(inbox);
+  if (own === undefined || (inbox !== undefined && told === undefined)) return undefined;
+  const known = new Set([own, ...(told === undefined ? [] : [told])]);
+  const reported = new Set<string>();
+  return ({ envelope, attempt }) => {
+    const from = envelope.headers[INBOX_HEADER];
+    if (from === undefined || known.has(from) || reported.has(from)) return;
+    if (reported.size >= MAX_REPORTED) return;
+    reported.add(from);
+    logger.error(
+      { ...eventLogFields(envelope, attempt), inbox: from, records: own },
+      `this event was claimed in the receiver inbox ${from}, which is not this worker's records ` +
+        `(${own}) and not its inbox option: that inbox is never told the event is processed and ` +
+        "reports it enqueued for good; give the worker the receiver's inbox as its inbox option",
+    );
+  };
 }

@@ -5,7 +5,7 @@ import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
 import { heartbeat } from './heartbeat.js';
-import { withInboxOutcome } from './inbox-outcome.js';
+import { foreignInboxCheck, withInboxOutcome } from './inbox-outcome.js';
 import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
 import type { LockDeps } from './lock.js';
@@ -131,12 +131,22 @@ export function createWorker(config: WorkerConfig): Worker {
     }
   }
 
-  // With a receiver's inbox beside `records`, every ack first marks the event processed there.
+  // With a receiver's inbox beside `records`, every ack first marks the event processed there;
+  // an event stamped by an inbox that is neither is logged (a forgotten `inbox` option).
   const { outcomes } = cfg;
-  const told = (handle: (d: Delivery) => Promise<void>) =>
-    outcomes === undefined
-      ? handle
-      : (d: Delivery) => handle(withInboxOutcome(d, outcomes, { logger, retryMs: recordRetryMs }));
+  const check = foreignInboxCheck(records, cfg.inbox, logger);
+  const told = (handle: (d: Delivery) => Promise<void>) => {
+    const marked =
+      outcomes === undefined
+        ? handle
+        : (d: Delivery) =>
+            handle(withInboxOutcome(d, outcomes, { logger, retryMs: recordRetryMs }));
+    if (check === undefined) return marked;
+    return (d: Delivery) => {
+      check(d);
+      return marked(d);
+    };
+  };
 
   const subscriptions: Subscription[] = [];
   let starting: Promise<void> | undefined;

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { INBOX_HEADER } from '../../src/contracts/inbox.js';
+import { createEnvelope } from '../../src/envelope.js';
 import { ConfigError, NonRetryableError } from '../../src/errors.js';
 import { createMemoryStore } from '../../src/memory/store.js';
 import { defineHandler } from '../../src/worker/index.js';
@@ -87,5 +89,35 @@ describe('worker with a receiver inbox beside its records (inbox option)', () =>
     const env = event('ok', {});
     await f.publish(env);
     await f.recordIn(env.id, 'completed');
+  });
+
+  it('logs one error when events stamped by another inbox reach a worker without the inbox option, and none with it', async () => {
+    const stamped = (inboxId: string, i: number) =>
+      createEnvelope({
+        id: `stamped_${i}_${Math.random().toString(36).slice(2)}`,
+        source: 'test',
+        type: 'ok',
+        payload: {},
+        headers: { [INBOX_HEADER]: inboxId },
+      });
+    const foreign = createMemoryStore();
+    const forgotten = /is not this worker's records .* and not its inbox option/;
+    {
+      await using f = fixture();
+      await f.worker({ handlers: [ok] });
+      await f.publish(stamped(foreign.storeId, 1), stamped(foreign.storeId, 2));
+      await f.publish(stamped(f.store.storeId, 3)); // claimed in its own records: fine
+      await f.drained();
+      const errors = f.logs.filter((l) => forgotten.test(l.msg));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatchObject({ inbox: foreign.storeId, records: f.store.storeId });
+    }
+    {
+      await using f = fixture();
+      await f.worker({ handlers: [ok], inbox: foreign });
+      await f.publish(stamped(foreign.storeId, 4));
+      await f.drained();
+      expect(f.logs.filter((l) => forgotten.test(l.msg))).toHaveLength(0);
+    }
   });
 });
