@@ -32,3 +32,23 @@ export const loggerSchema = z.custom<Logger>(
   (v) => typeof v === 'object' && v !== null,
   'must be a logger',
 );
+
+/**
+ * `true` when a documented config interface and its zod schema's input (`z.input<typeof schema>`)
+ * have the same fields, each optional where the other's is and of the same type (readonly
+ * aside); `false` otherwise. Assert it beside the schema so the two cannot drift apart:
+ *
+ * @example
+ * // a type error the day a field is added to one and not the other
+ * const configMatches: SameFields<z.input<typeof configSchema>, MyTransportConfig> = true;
+ */
+export type SameFields<A, B> = [keyof A, keyof B] extends [keyof B, keyof A]
+  ? [Required<A>, Required<B>] extends [Required<B>, Required<A>]
+    ? [RequiredKeys<A>, RequiredKeys<B>] extends [RequiredKeys<B>, RequiredKeys<A>]
+      ? true
+      : false
+    : false
+  : false;
+
+/** The keys of `T` that are not optional. */
+type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];
