@@ -13,7 +13,7 @@ import type { Envelope } from '../envelope.js';
 import { UsageError } from '../errors.js';
 import { decodeCursor, encodeCursor, isAfter, pageSize } from '../records/cursor.js';
 import { positiveMs } from '../transport-kit/arguments.js';
-import { parseConfig } from '../transport-kit/parse-config.js';
+import { parseConfig, type SameFields } from '../transport-kit/parse-config.js';
 import { createKeyedRows } from './keyed-rows.js';
 import { completedNote } from '../stale/note.js';
 import { blankRow, enter, matches, newRow, type Row, toRecord } from './record-row.js';
@@ -49,6 +49,9 @@ export interface MemoryStore extends Inbox, RecordStore, InboxOutcomes, StoreIde
 const optionsSchema = z.object({
   now: z.custom<() => number>((v) => typeof v === 'function', 'must be a function').optional(),
 });
+
+// A type error the day the schema and `MemoryStoreOptions` differ.
+const _optionsMatch: SameFields<z.input<typeof optionsSchema>, MemoryStoreOptions> = true;
 
 const done = (row: Row) => row.state === 'completed' || row.state === 'discarded';
 
