@@ -15,7 +15,8 @@ export type OutcomeInbox = Inbox & InboxOutcomes;
  * - with `claimCheck`: references are loaded from `records`, which does not hold what another
  *   store's receiver claimed.
  * Returns the inbox to tell, or undefined when there is none to tell (none given, or the
- * `records` store itself, which already knows).
+ * `records` store itself, which already knows: the same object, or a store with the same
+ * `storeId`, another instance on the same rows).
  */
 export function outcomeInbox(
   inbox: unknown,
@@ -23,6 +24,8 @@ export function outcomeInbox(
   claimCheck: boolean,
 ): InboxOutcomes | undefined {
   if (inbox === undefined || inbox === records) return undefined;
+  const id = storeIdOf(inbox);
+  if (id !== undefined && id === storeIdOf(records)) return undefined;
   if (!hasInboxOutcomes(inbox)) {
     throw new ConfigError(
       'invalid worker config: inbox has no markProcessed (InboxOutcomes), so it would keep every ' +

@@ -83,12 +83,21 @@ describe('worker with a receiver inbox beside its records (inbox option)', () =>
     ).rejects.toThrow(ConfigError);
   });
 
-  it('takes records as its own inbox as the usual shape: nothing more is written', async () => {
+  it('takes records as its own inbox, or another instance on the same rows, as the usual shape: nothing more is written', async () => {
     await using f = fixture();
+    const marks = { n: 0 };
+    const sameRows = {
+      ...f.store,
+      markProcessed: async () => {
+        marks.n++;
+      },
+    };
     await f.worker({ handlers: [ok], inbox: f.store });
-    const env = event('ok', {});
-    await f.publish(env);
-    await f.recordIn(env.id, 'completed');
+    await f.worker({ handlers: [ok], inbox: sameRows });
+    const sent = [event('ok', {}), event('ok', {}), event('ok', {})];
+    await f.publish(...sent);
+    for (const env of sent) await f.recordIn(env.id, 'completed');
+    expect(marks.n).toBe(0);
   });
 
   it('logs one error when events stamped by another inbox reach a worker without the inbox option, and none with it', async () => {
