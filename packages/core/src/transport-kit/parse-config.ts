@@ -44,11 +44,14 @@ export const loggerSchema = z.custom<Logger>(
  */
 export type SameFields<A, B> = [keyof A, keyof B] extends [keyof B, keyof A]
   ? [Required<A>, Required<B>] extends [Required<B>, Required<A>]
-    ? [RequiredKeys<A>, RequiredKeys<B>] extends [RequiredKeys<B>, RequiredKeys<A>]
+    ? [
+        { [K in keyof A]-?: object extends Pick<A, K> ? never : K }[keyof A],
+        { [K in keyof B]-?: object extends Pick<B, K> ? never : K }[keyof B],
+      ] extends [
+        { [K in keyof B]-?: object extends Pick<B, K> ? never : K }[keyof B],
+        { [K in keyof A]-?: object extends Pick<A, K> ? never : K }[keyof A],
+      ]
       ? true
       : false
     : false
   : false;
-
-/** The keys of `T` that are not optional. */
-type RequiredKeys<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[keyof T];

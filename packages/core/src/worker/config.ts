@@ -1,7 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
 import { hostname } from 'node:os';
-import type { InboxOutcomes } from '../contracts/inbox.js';
+import type { Inbox, InboxOutcomes } from '../contracts/inbox.js';
 import type { RecordStore } from '../contracts/records.js';
 import type { Transport } from '../contracts/transport.js';
 import { assertClaimCheckStore } from '../claim-check/mode.js';
@@ -39,7 +39,7 @@ export interface WorkerConfig {
    * `claimCheck` (the worker loads references from `records`, so both must be one store).
    * Never closed by the worker. Default none.
    */
-  readonly inbox?: OutcomeInbox | undefined;
+  readonly inbox?: (Inbox & InboxOutcomes) | undefined;
   /** One handler per event type (`defineHandler`). Two handlers for one type are a config error. */
   readonly handlers: readonly EventHandler[];
   /**
