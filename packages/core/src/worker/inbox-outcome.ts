@@ -113,3 +113,33 @@ export function foreignInboxCheck(
     );
   };
 }
+
+/** A consume handler of the worker's. */
+type DeliveryHandler = (delivery: Delivery) => Promise<void>;
+
+/**
+ * What the worker wraps its consume handlers in (the work queue's and the broker's dead letters')
+ * for the receiver's inbox: each delivery checked by `foreignInboxCheck`, and, with `outcomes`,
+ * given to the handler as `withInboxOutcome`. The handler itself when there is nothing to do.
+ */
+export function receiverInboxHook(deps: {
+  readonly records: RecordStore;
+  readonly inbox: unknown;
+  readonly outcomes: InboxOutcomes | undefined;
+  readonly logger: Logger;
+  readonly retryMs: number;
+}): (handle: DeliveryHandler) => DeliveryHandler {
+  const { outcomes, logger, retryMs } = deps;
+  const check = foreignInboxCheck(deps.records, deps.inbox, logger);
+  return (handle) => {
+    const marked: DeliveryHandler =
+      outcomes === undefined
+        ? handle
+        : (d) => handle(withInboxOutcome(d, outcomes, { logger, retryMs }));
+    if (check === undefined) return marked;
+    return (d) => {
+      check(d);
+      return marked(d);
+    };
+  };
+}

@@ -5,7 +5,7 @@ import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
 import { heartbeat } from './heartbeat.js';
-import { foreignInboxCheck, withInboxOutcome } from './inbox-outcome.js';
+import { receiverInboxHook } from './inbox-outcome.js';
 import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
 import type { LockDeps } from './lock.js';
@@ -131,22 +131,14 @@ export function createWorker(config: WorkerConfig): Worker {
     }
   }
 
-  // With a receiver's inbox beside `records`, every ack first marks the event processed there;
-  // an event stamped by an inbox that is neither is logged (a forgotten `inbox` option).
-  const { outcomes } = cfg;
-  const check = foreignInboxCheck(records, cfg.inbox, logger);
-  const told = (handle: (d: Delivery) => Promise<void>) => {
-    const marked =
-      outcomes === undefined
-        ? handle
-        : (d: Delivery) =>
-            handle(withInboxOutcome(d, outcomes, { logger, retryMs: recordRetryMs }));
-    if (check === undefined) return marked;
-    return (d: Delivery) => {
-      check(d);
-      return marked(d);
-    };
-  };
+  // The receiver's inbox beside `records`: marked before each ack; a forgotten one is logged.
+  const told = receiverInboxHook({
+    records,
+    inbox: cfg.inbox,
+    outcomes: cfg.outcomes,
+    logger,
+    retryMs: recordRetryMs,
+  });
 
   const subscriptions: Subscription[] = [];
   let starting: Promise<void> | undefined;
