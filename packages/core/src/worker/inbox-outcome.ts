@@ -49,7 +49,8 @@ export function outcomeInbox(
  * dead-lettered in the record, dropped as an unknown type). The broker keeps the message until
  * the inbox knows, so a crash between the record's write and the mark is repaired by the
  * redelivery (the record answers `processed` or `dead-lettered`, and the mark is made then). When
- * the inbox fails to answer, the delivery is retried after `retryMs` instead of acked.
+ * the inbox fails to answer, the delivery is retried after `retryMs` instead of acked (the
+ * attempt's count and log line stand; its redelivery is counted as a duplicate).
  */
 export function withInboxOutcome<D extends Delivery>(
   delivery: D,
