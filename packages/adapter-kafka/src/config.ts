@@ -1,8 +1,10 @@
-import { silentLogger } from '@onceflow/core';
+import { type Logger, silentLogger } from '@onceflow/core';
 import {
   loggerSchema,
   parseConfig,
   publishTimeoutSchema,
+  type SameFields,
+  type WireFormat,
   wireFormatSchema,
 } from '@onceflow/core/kit';
 import { z } from 'zod';
@@ -23,83 +25,33 @@ export const defaultBrokers = (): string[] =>
 
 const schema = z
   .object({
-    /** The work topic. Retry topics `<topic>.retry.<n>` and the dead-letter topic `<topic>.dlq` are derived from it. */
     topic: z.string().regex(TOPIC, 'letters, digits, ".", "_" or "-", at most 200'),
-    /** Bootstrap brokers. Default `$ONCEFLOW_KAFKA_BROKERS` (comma-separated), else `127.0.0.1:9092`. */
     brokers: z
       .array(z.string().regex(/^[^:\s]+:\d+$/, 'host:port'))
       .min(1)
       .readonly()
       .default(defaultBrokers),
-    /** Consumer group of the workers. Default `<topic>.workers`. */
     groupId: z.string().min(1).optional(),
-    /** Client id sent to the broker. Default `onceflow`. */
     clientId: z.string().min(1).default('onceflow'),
-    /** Partitions of the work, retry and dead-letter topics when they are created. Default 3. */
     partitions: positive.default(3),
-    /** Replication factor of the topics `start()` creates. Default 1 (a single broker). */
     replicationFactor: positive.default(1),
-    /** Create missing topics in `start()`. Default true; set false where topics are provisioned elsewhere. */
     createTopics: z.boolean().default(true),
-    /**
-     * Retry tiers, ascending, in ms: tier n is topic `<topic>.retry.<n>`. A retry goes to the smallest
-     * tier not shorter than its delay and is consumed once due (never early; up to one tier late
-     * behind a longer wait in the same tier). The largest is the declared `maxDelayMs`.
-     */
     retryTiersMs: z
       .array(positive)
       .min(1)
       .readonly()
       .refine((t) => t.every((v, i) => i === 0 || v > (t[i - 1] ?? 0)), 'must be ascending')
       .default(DEFAULT_RETRY_TIERS_MS),
-    /** Largest encoded envelope accepted, in bytes. Default 1 MiB; topics get 64 KiB more for headers. */
     maxMessageBytes: positive.default(MiB),
-    /**
-     * Consumer session timeout: a member silent this long loses its partitions; also the time limit
-     * of one offset commit. Default 10 000.
-     */
     sessionTimeoutMs: positive.default(10_000),
-    /**
-     * Longest a settled record's offset waits for its commit while its batch is still being
-     * handled; a batch's offsets are also committed once all its records are settled, before the
-     * next batch of the partition is fetched, when a rebalance begins and on `close()`. What a
-     * crash loses of them is redelivered. Default 1 000.
-     */
     commitIntervalMs: positive.default(1_000),
-    /** How long a rebalance waits for a member busy in a handler to rejoin. Default 60 000. */
     rebalanceTimeoutMs: positive.default(60_000),
-    /**
-     * The declared `lock.ms`: the worker's processing lease on the event record (renewed by its
-     * heartbeat while a handler runs). Kafka's lock is the member's hold on the partition, which
-     * lasts while the member heartbeats, so there is nothing to renew on the broker. Default 30 000.
-     */
     lockMs: positive.default(30_000),
-    /**
-     * Deliveries after which a retry goes to `<topic>.dlq` instead of a retry topic (read back by
-     * `consumeDeadLetters`). Counted by the attempt header, which only retries raise: a record
-     * redelivered after its member died keeps its attempt. Keep it above the worker's
-     * `retry.maxAttempts`. Default 20.
-     */
     deliveryLimit: positive.default(20),
-    /** Heartbeat interval, below `sessionTimeoutMs`. Default 1 000. */
     heartbeatIntervalMs: positive.default(1_000),
-    /** Longest a fetch waits on an idle topic (bounds `close()` latency). Default 500. */
     fetchWaitMs: positive.default(500),
-    /**
-     * Longest a `publish` waits for the broker, in ms: past it, or at once while the broker is
-     * known down, it rejects with `TransportUnavailableError` and the receiver answers 503 with
-     * `Retry-After`. The producer's connection and request timeouts and retries are kept within
-     * about this too. Default 500.
-     */
     publishTimeoutMs: publishTimeoutSchema,
-    /**
-     * What records carry: `onceflow` (the default: wire format v1 as the value) or
-     * `cloudevents-binary` (the CloudEvents Kafka binding's binary mode: `ce_*` headers, the
-     * payload as the value, the key as the record key), which any CloudEvents consumer reads.
-     * Consumers read both, whatever is set here.
-     */
     wireFormat: wireFormatSchema,
-    /** Where kafkajs and the adapter log (kafkajs at warn and above). Default silent. */
     logger: loggerSchema.default(silentLogger),
   })
   .strict()
@@ -112,8 +64,81 @@ const schema = z
       });
   });
 
-/** Options of `createKafkaTransport`. Only `topic` is required; every field is documented above. */
-export type KafkaTransportOptions = z.input<typeof schema>;
+/** Options of `createKafkaTransport`. Only `topic` is required. */
+export interface KafkaTransportOptions {
+  /** The work topic. Retry topics `<topic>.retry.<n>` and the dead-letter topic `<topic>.dlq` are derived from it. */
+  readonly topic: string;
+  /** Bootstrap brokers. Default `$ONCEFLOW_KAFKA_BROKERS` (comma-separated), else `127.0.0.1:9092`. */
+  readonly brokers?: readonly string[] | undefined;
+  /** Consumer group of the workers. Default `<topic>.workers`. */
+  readonly groupId?: string | undefined;
+  /** Client id sent to the broker. Default `onceflow`. */
+  readonly clientId?: string | undefined;
+  /** Partitions of the work, retry and dead-letter topics when they are created. Default 3. */
+  readonly partitions?: number | undefined;
+  /** Replication factor of the topics `start()` creates. Default 1 (a single broker). */
+  readonly replicationFactor?: number | undefined;
+  /** Create missing topics in `start()`. Default true; set false where topics are provisioned elsewhere. */
+  readonly createTopics?: boolean | undefined;
+  /**
+   * Retry tiers, ascending, in ms: tier n is topic `<topic>.retry.<n>`. A retry goes to the smallest
+   * tier not shorter than its delay and is consumed once due (never early; up to one tier late
+   * behind a longer wait in the same tier). The largest is the declared `maxDelayMs`.
+   */
+  readonly retryTiersMs?: readonly number[] | undefined;
+  /** Largest encoded envelope accepted, in bytes. Default 1 MiB; topics get 64 KiB more for headers. */
+  readonly maxMessageBytes?: number | undefined;
+  /**
+   * Consumer session timeout: a member silent this long loses its partitions; also the time limit
+   * of one offset commit. Default 10 000.
+   */
+  readonly sessionTimeoutMs?: number | undefined;
+  /**
+   * Longest a settled record's offset waits for its commit while its batch is still being
+   * handled; a batch's offsets are also committed once all its records are settled, before the
+   * next batch of the partition is fetched, when a rebalance begins and on `close()`. What a
+   * crash loses of them is redelivered. Default 1 000.
+   */
+  readonly commitIntervalMs?: number | undefined;
+  /** How long a rebalance waits for a member busy in a handler to rejoin. Default 60 000. */
+  readonly rebalanceTimeoutMs?: number | undefined;
+  /**
+   * The declared `lock.ms`: the worker's processing lease on the event record (renewed by its
+   * heartbeat while a handler runs). Kafka's lock is the member's hold on the partition, which
+   * lasts while the member heartbeats, so there is nothing to renew on the broker. Default 30 000.
+   */
+  readonly lockMs?: number | undefined;
+  /**
+   * Deliveries after which a retry goes to `<topic>.dlq` instead of a retry topic (read back by
+   * `consumeDeadLetters`). Counted by the attempt header, which only retries raise: a record
+   * redelivered after its member died keeps its attempt. Keep it above the worker's
+   * `retry.maxAttempts`. Default 20.
+   */
+  readonly deliveryLimit?: number | undefined;
+  /** Heartbeat interval, below `sessionTimeoutMs`. Default 1 000. */
+  readonly heartbeatIntervalMs?: number | undefined;
+  /** Longest a fetch waits on an idle topic (bounds `close()` latency). Default 500. */
+  readonly fetchWaitMs?: number | undefined;
+  /**
+   * Longest a `publish` waits for the broker, in ms: past it, or at once while the broker is
+   * known down, it rejects with `TransportUnavailableError` and the receiver answers 503 with
+   * `Retry-After`. The producer's connection and request timeouts and retries are kept within
+   * about this too. Default 500.
+   */
+  readonly publishTimeoutMs?: number | undefined;
+  /**
+   * What records carry: `onceflow` (the default: wire format v1 as the value) or
+   * `cloudevents-binary` (the CloudEvents Kafka binding's binary mode: `ce_*` headers, the
+   * payload as the value, the key as the record key), which any CloudEvents consumer reads.
+   * Consumers read both, whatever is set here.
+   */
+  readonly wireFormat?: WireFormat | undefined;
+  /** Where kafkajs and the adapter log (kafkajs at warn and above). Default silent. */
+  readonly logger?: Logger | undefined;
+}
+
+// A type error the day the schema and the interface above differ.
+const _configMatches: SameFields<z.input<typeof schema>, KafkaTransportOptions> = true;
 
 export type KafkaConfig = z.output<typeof schema> & { readonly groupId: string };
 

@@ -1,5 +1,10 @@
 import { parseArgs } from 'node:util';
-import { type DeadLetterSelection, type RecordFilter, isReplayId } from '@onceflow/core';
+import {
+  type DeadLetterSelection,
+  RECORD_PAGE_LIMIT,
+  type RecordFilter,
+  isReplayId,
+} from '@onceflow/core';
 import { CommandLineError } from './command-line-error.js';
 import type { ReplayOptions } from './commands/replay.js';
 import type { OnceflowConfig } from './config.js';
@@ -103,8 +108,6 @@ export const DEFAULT_QUEUE = 'events';
 export const DEFAULT_CONSOLE_PORT = 8088;
 /** Rows a listing prints unless `--limit` says otherwise. */
 export const DEFAULT_PAGE = 50;
-/** The largest page a store returns (`RecordQuery.limit`). */
-const MAX_PAGE = 1000;
 
 function positiveInt(text: string | undefined, flag: string): number | undefined {
   if (text === undefined) return undefined;
@@ -171,7 +174,8 @@ function build(
     case 'dead-letters list': {
       noArgs();
       const limit = positiveInt(v.limit, 'limit') ?? DEFAULT_PAGE;
-      if (limit > MAX_PAGE) throw new CommandLineError(`--limit: at most ${MAX_PAGE} per page`);
+      if (limit > RECORD_PAGE_LIMIT)
+        throw new CommandLineError(`--limit: at most ${RECORD_PAGE_LIMIT} per page`);
       return { name, filter: parseFilter(v, now), limit, cursor: parseCursor(v.cursor), json };
     }
     case 'dead-letters redrive':

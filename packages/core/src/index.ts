@@ -50,9 +50,12 @@ export type {
 export type {
   ClaimResult,
   Inbox,
+  InboxOutcomes,
   InboxStats,
   StaleClaim,
+  StoreIdentity,
 } from './contracts/inbox.js';
+export { INBOX_HEADER, hasInboxOutcomes, storeIdOf } from './contracts/inbox.js';
 export type {
   BeginOptions,
   BeginResult,
@@ -67,7 +70,13 @@ export type {
   RecordQuery,
   RecordStore,
 } from './contracts/records.js';
-export { EVENT_STATES, HISTORY_LIMIT, NOTE_LIMIT, isEventState } from './contracts/records.js';
+export {
+  EVENT_STATES,
+  HISTORY_LIMIT,
+  NOTE_LIMIT,
+  RECORD_PAGE_LIMIT,
+  isEventState,
+} from './contracts/records.js';
 
 // Stale events and transitions: the position a store's applyIfNewer compares, allowed moves
 export type { AppliedPosition } from './stale/position.js';

@@ -110,7 +110,7 @@ export {
 } from './transport-kit/lifecycle.js';
 
 // Config and call arguments: the same checks and messages in every component
-export { loggerSchema, parseConfig } from './transport-kit/parse-config.js';
+export { type SameFields, loggerSchema, parseConfig } from './transport-kit/parse-config.js';
 export {
   checkRetryDelay,
   nonNegative,

@@ -3,6 +3,7 @@ import {
   type ClaimResult,
   type Envelope,
   type Inbox,
+  type InboxOutcomes,
   type InboxStats,
   type StaleClaim,
   UsageError,
@@ -62,7 +63,10 @@ const toMs = (iso: string, fallback: number): number => {
  * rows left stay for the next purge). `stats().processed` counts completed and discarded events,
  * with or without a claim.
  */
-export function createSqliteInbox(handle: DatabaseHandle, pacing: PurgePacing): Inbox {
+export function createSqliteInbox(
+  handle: DatabaseHandle,
+  pacing: PurgePacing,
+): Inbox & InboxOutcomes {
   const claim = (envelope: Envelope, leaseMs: number): ClaimResult =>
     handle.immediate(() => {
       const now = Date.now();
@@ -254,6 +258,19 @@ export function createSqliteInbox(handle: DatabaseHandle, pacing: PurgePacing): 
              VALUES (?, ?, ?, ?)`,
           )
           .run(envelope.source, envelope.id, envelope.payloadHash, Date.now());
+      }),
+    // InboxOutcomes: the worker's record (another store) finished it. One statement; a claim
+    // token goes with it, so the relay passes it over and a late markEnqueued changes nothing.
+    markProcessed: (source, id) =>
+      asStore('markProcessed', () => {
+        const now = Date.now();
+        handle
+          .stmt(
+            `UPDATE onceflow_inbox SET claim_token = NULL, claim_expires_at = NULL,
+               state = 'completed', updated_at = @now, history = ${appendHistory('@entry')}
+             WHERE source = @source AND id = @id AND state IN ('received', 'enqueued')`,
+          )
+          .run({ source, id, now, entry: entryJson(now, { state: 'completed', actor: 'worker' }) });
       }),
     purge,
     stats: () => asStore('stats', stats),

@@ -1,4 +1,4 @@
-import { parseConfig } from '@onceflow/core/kit';
+import { parseConfig, type SameFields } from '@onceflow/core/kit';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { DEFAULT_SCHEMA, DEFAULT_TABLE, identifierSchema, tableNameSchema } from './names.js';
@@ -71,6 +71,9 @@ export interface PostgresInboxConfig extends InboxLocation {
     | false
     | undefined;
 }
+
+// A type error the day the schema and the interface above differ.
+const _configMatches: SameFields<z.input<typeof configSchema>, PostgresInboxConfig> = true;
 
 export interface ResolvedPostgresInboxConfig {
   readonly pool: Pool;

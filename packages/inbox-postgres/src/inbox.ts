@@ -5,7 +5,7 @@ import {
   positiveMs,
   purgeInPacedBatches,
 } from '@onceflow/core/kit';
-import type { Envelope, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
+import type { Envelope, Inbox, InboxOutcomes, InboxStats, StaleClaim } from '@onceflow/core';
 import { claim } from './claim.js';
 import { exec, type Queryable } from './exec.js';
 import type { HotPath } from './hot-path.js';
@@ -29,11 +29,15 @@ export function createInboxMethods(
   sql: InboxStatements,
   hot: HotPath,
   pacing: { readonly batchSize: number; readonly pauseRatio: number },
-): Omit<Inbox, 'release'> {
+): Omit<Inbox, 'release'> & InboxOutcomes {
   return {
     claim: (envelope, { leaseMs }) => claim(db, sql, hot, envelope, leaseMs),
 
     markEnqueued: (source, id, token) => hot.markEnqueued(source, id, token),
+
+    async markProcessed(source, id) {
+      await exec(db, sql.markProcessed, [source, id], 'markProcessed');
+    },
 
     async takeStale({ olderThanMs, leaseMs, limit }): Promise<StaleClaim[]> {
       positiveMs('leaseMs', leaseMs);

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type OutboxEvent, type OutboxStore, UsageError } from '@onceflow/core';
-import { decodeEnvelope, encodeEnvelope, outboxEnvelope, parseConfig } from '@onceflow/core/kit';
+import {
+  decodeEnvelope,
+  encodeEnvelope,
+  outboxEnvelope,
+  parseConfig,
+  type SameFields,
+} from '@onceflow/core/kit';
 import type { ClientBase, Pool } from 'pg';
 import { z } from 'zod';
 import { exec } from './exec.js';
@@ -34,6 +40,9 @@ export interface PostgresOutboxConfig {
   /** The inbox table the outbox sits beside (`<table>_outbox`). Default `onceflow_inbox`. */
   readonly table?: string | undefined;
 }
+
+// A type error the day the schema and the interface above differ.
+const _configMatches: SameFields<z.input<typeof configSchema>, PostgresOutboxConfig> = true;
 
 /**
  * The transactional outbox in PostgreSQL: `add` writes an event in your transaction; the

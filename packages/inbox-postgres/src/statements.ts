@@ -144,6 +144,17 @@ export function inboxStatements(n: InboxNames) {
          + (SELECT count(*) FROM lease_released) AS touched`,
     ),
     /**
+     * `InboxOutcomes.markProcessed`: the worker's record, in another store, finished the event.
+     * A received or enqueued record becomes completed, its claim token cleared (the relay passes
+     * it over, a late `markEnqueued` changes nothing); any other state is left as it is.
+     */
+    markProcessed: stmt(
+      'processed_mark',
+      `UPDATE ${t} SET processed_at = now(), lease_token = NULL, lease_expires_at = NULL,
+         ${enter('history', { state: `'completed'`, actor: `'worker'` })}
+       WHERE source = $1 AND id = $2 AND state IN ('received', 'enqueued')`,
+    ),
+    /**
      * Concurrent relays get disjoint rows (SKIP LOCKED); each row gets a fresh token. Reads the
      * claims index (rows whose claim is held: `lease_token IS NOT NULL`).
      */

@@ -1,4 +1,4 @@
-import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, InboxOutcomes, RecordStore, StoreIdentity } from '@onceflow/core';
 import { type PostgresInboxConfig, resolveConfig } from './config.js';
 import { batchedHotPath } from './batched.js';
 import { exec, run } from './exec.js';
@@ -14,13 +14,22 @@ import { inboxStatements } from './statements.js';
  * holds the receiver's claim, the worker's processing lease, the record's state and history, and
  * (for the relay and dead letters) the envelope.
  *
+ * `markProcessed(source, id)` (`InboxOutcomes`) is for a receiver's inbox whose worker keeps its
+ * record in another store (the worker's `inbox` option): a received or enqueued record becomes
+ * completed. In the usual shape (this store is the worker's `records`) nothing calls it.
+ *
  * `release(source, id, token)` serves both contracts: the token names the lease it gives up. A
  * claim token drops the receiver's claim (a `received` record goes, so the sender's retry is
  * `new`; a record a worker already took stays as it is); a processing token gives the lease up
  * unused (the record is `enqueued` again). Tokens are random UUIDs, so one never names both. A
  * token that owns nothing releases nothing.
  */
-export interface PostgresInbox extends Inbox, RecordStore, HealthCheck {
+export interface PostgresInbox
+  extends Inbox,
+    RecordStore,
+    InboxOutcomes,
+    StoreIdentity,
+    HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
    * Claim-check: `get(source, id)` returns the claimed envelope in every state until retention
@@ -34,6 +43,8 @@ export interface PostgresInbox extends Inbox, RecordStore, HealthCheck {
   check(signal?: AbortSignal): Promise<void>;
   /** `"schema"."table"` this store works on. */
   readonly table: string;
+  /** `postgres:"schema"."table"`: stores on one table share their rows (the database is not part of it). */
+  readonly storeId: string;
 }
 
 /**
@@ -59,6 +70,7 @@ export function createPostgresInbox(config: PostgresInboxConfig): PostgresInbox 
   const hot = batching ? batchedHotPath(pool, sql, batching) : directHotPath(pool, sql);
   return {
     table: names.qualified,
+    storeId: `postgres:${names.qualified}`,
     keepsEnvelopes: true,
     ...createInboxMethods(pool, sql, hot, {
       batchSize: purgeBatchSize,

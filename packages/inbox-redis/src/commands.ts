@@ -1,5 +1,5 @@
 import type { RedisClient } from './config.js';
-import { CLAIM, MARK_ENQUEUED, RELEASE } from './lua/claim.js';
+import { CLAIM, MARK_ENQUEUED, MARK_PROCESSED, RELEASE } from './lua/claim.js';
 import { COUNT, LIST_BATCH, READ } from './lua/listing.js';
 import { PRUNE_BATCH, PURGE_BATCH, STATS, TAKE_STALE } from './lua/maintenance.js';
 import { ACT, BEGIN, COMPLETE, DEAD_LETTER, EXTEND, SCHEDULE_RETRY } from './lua/records.js';
@@ -11,6 +11,7 @@ type Reply = (string | number)[];
 export interface InboxCommands {
   claim(...args: Arg[]): Promise<string[]>;
   markEnqueued(...args: Arg[]): Promise<number>;
+  markProcessed(...args: Arg[]): Promise<number>;
   release(...args: Arg[]): Promise<number>;
   begin(...args: Arg[]): Promise<Reply>;
   extend(...args: Arg[]): Promise<number>;
@@ -32,6 +33,7 @@ export interface InboxCommands {
 const SCRIPTS: Record<keyof InboxCommands, [string, number | undefined]> = {
   claim: [CLAIM, 4],
   markEnqueued: [MARK_ENQUEUED, 2],
+  markProcessed: [MARK_PROCESSED, 4],
   release: [RELEASE, 5],
   begin: [BEGIN, 3],
   extend: [EXTEND, 2],

@@ -1,5 +1,5 @@
 import { DEFAULT_INBOX_RETENTION_MS } from '@onceflow/core';
-import { parseConfig } from '@onceflow/core/kit';
+import { parseConfig, type SameFields } from '@onceflow/core/kit';
 import type { Cluster, Redis } from 'ioredis';
 import { z } from 'zod';
 
@@ -55,6 +55,9 @@ export interface RedisInboxConfig {
   /** Index entries looked at per purge script, so retention never blocks Redis long. Default 500. */
   readonly purgeBatchSize?: number | undefined;
 }
+
+// A type error the day the schema and the interface above differ.
+const _configMatches: SameFields<z.input<typeof configSchema>, RedisInboxConfig> = true;
 
 export type ResolvedRedisInboxConfig = z.infer<typeof configSchema>;
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '@onceflow/core';
+import type { ClaimResult, Inbox, InboxOutcomes, InboxStats, StaleClaim } from '@onceflow/core';
 import {
   decodeEnvelope,
   encodeEnvelope,
@@ -61,7 +61,12 @@ function claimResult(reply: string[], token: string): ClaimResult {
  * Every method is one script or one command, atomic in Redis, safe to call from any number of
  * processes at once.
  */
-export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<Inbox, 'release'> {
+export function createInboxMethods({
+  call,
+  scripts,
+  keys,
+  config,
+}: Deps): Omit<Inbox, 'release'> & InboxOutcomes {
   const { redis, retentionMs, purgeBatchSize } = config;
 
   /**
@@ -145,6 +150,21 @@ export function createInboxMethods({ call, scripts, keys, config }: Deps): Omit<
           keys.claimLease(member),
           member,
           token,
+          retentionMs,
+          keys.base,
+        ),
+      );
+    },
+
+    async markProcessed(source, id) {
+      const member = keys.member(source, id);
+      await call('markProcessed', () =>
+        scripts.markProcessed(
+          keys.row(member),
+          keys.claimLease(member),
+          keys.open,
+          keys.done,
+          member,
           retentionMs,
           keys.base,
         ),

@@ -1,4 +1,4 @@
-import type { HealthCheck, Inbox, RecordStore } from '@onceflow/core';
+import type { HealthCheck, Inbox, InboxOutcomes, RecordStore, StoreIdentity } from '@onceflow/core';
 import { createCall } from './call.js';
 import { defineInboxCommands } from './commands.js';
 import { type RedisInboxConfig, resolveConfig } from './config.js';
@@ -11,12 +11,16 @@ import { createRecordWrites } from './records.js';
  * The receiver's inbox and the event record (the worker's guard, dead letters, the operator's
  * browsing) over one Redis key space: one hash per (source, id) holds the claim and the record.
  *
+ * `markProcessed(source, id)` (`InboxOutcomes`) is for a receiver's inbox whose worker keeps its
+ * record in another store (the worker's `inbox` option, e.g. PostgreSQL `records`): a received
+ * or enqueued record becomes completed, so stats, the backlog gauges and `purge` see it done.
+ *
  * `release(source, id, token)` serves both contracts: the token names the lease it gives up. A
  * claim token drops the pending claim (so the sender's retry is `new`); a processing token gives
  * the processing lease up unused (the record is enqueued again, the next delivery can `begin`).
  * Tokens are random UUIDs, so one never names both. A token that owns nothing releases nothing.
  */
-export interface RedisInbox extends Inbox, RecordStore, HealthCheck {
+export interface RedisInbox extends Inbox, RecordStore, InboxOutcomes, StoreIdentity, HealthCheck {
   release(source: string, id: string, token: string): Promise<void>;
   /**
    * `PING`, for readiness probes: rejects with `StoreUnavailableError` while the client is
@@ -25,6 +29,8 @@ export interface RedisInbox extends Inbox, RecordStore, HealthCheck {
   check(signal?: AbortSignal): Promise<void>;
   /** `{prefix}:`, the start of every key this store writes (one Redis Cluster hash tag). */
   readonly keyBase: string;
+  /** `redis:{prefix}:`: stores on one prefix share their rows (the server is not part of it). */
+  readonly storeId: string;
 }
 
 /**
@@ -48,6 +54,7 @@ export function createRedisInbox(config: RedisInboxConfig): RedisInbox {
   const keys = inboxKeys(resolved.prefix);
   return {
     keyBase: keys.base,
+    storeId: `redis:${keys.base}`,
     async check() {
       await call('check', () => redis.ping());
     },

@@ -6,6 +6,7 @@ import { type ConformanceStore, storeScenarioContext } from './scenario.js';
 import { actionScenarios } from './scenarios/actions.js';
 import { deadLetterScenarios } from './scenarios/dead-letters.js';
 import { historyScenarios } from './scenarios/history.js';
+import { inboxOutcomeScenarios, noInboxOutcomeScenarios } from './scenarios/inbox-outcomes.js';
 import { leaseScenarios } from './scenarios/leases.js';
 import { lifecycleScenarios } from './scenarios/lifecycle.js';
 import { listingScenarios } from './scenarios/listing.js';
@@ -23,6 +24,12 @@ export interface StoreConformanceOptions<S extends Inbox & RecordStore = Inbox &
   readonly deadlineMs?: number | undefined;
   /** Timeout of each scenario, in ms. Default 30000. */
   readonly testMs?: number | undefined;
+  /**
+   * Whether the store implements `InboxOutcomes` (`markProcessed`), so a worker whose `records`
+   * are another store can tell it an event is finished. Default true: its scenarios must pass.
+   * `false`: the suite checks instead that a worker refuses the store as its `inbox`.
+   */
+  readonly inboxOutcomes?: boolean | undefined;
   /** Directory for the capability record (`store-<label>.json`), or `false` for none. */
   readonly recordTo?: string | false | undefined;
 }
@@ -33,7 +40,7 @@ interface Scenario {
 }
 
 /** The inbox suite's claim scenarios, run as they are, then the record scenarios. */
-function scenarios(): Scenario[] {
+function scenarios(inboxOutcomes: boolean): Scenario[] {
   const claims = claimScenarios.map(
     (s): Scenario => ({
       name: s.name,
@@ -49,6 +56,7 @@ function scenarios(): Scenario[] {
     ...noteScenarios,
     ...listingScenarios,
     ...retentionScenarios,
+    ...(inboxOutcomes ? inboxOutcomeScenarios : noInboxOutcomeScenarios),
   ].map(
     (s): Scenario => ({
       name: s.name,
@@ -62,7 +70,8 @@ function scenarios(): Scenario[] {
  * Registers the store conformance suite with vitest, for a store that keeps the receiver's claim
  * and the event record on one row (`Inbox & RecordStore`): claims and stale claims, the record's
  * state machine, the processing lease under concurrent workers, dead letters, operator actions,
- * bounded history, filters and cursor paging, retention and stats. Each scenario uses its own
+ * bounded history, filters and cursor paging, retention and stats, and `InboxOutcomes` (the
+ * receiver's inbox told by a worker whose record is another store). Each scenario uses its own
  * source name; `createStore` is called per scenario and `close` after it.
  *
  * @example
@@ -84,7 +93,7 @@ export function describeStoreConformance<S extends Inbox & RecordStore>(
       name: label,
       dir: options.recordTo ?? defaultRecordDir(),
     });
-    for (const scenario of scenarios()) {
+    for (const scenario of scenarios(options.inboxOutcomes ?? true)) {
       const record = recorder.add(scenario.name, []);
       it(
         scenario.name,

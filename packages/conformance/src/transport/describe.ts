@@ -17,6 +17,7 @@ import { deliveryScenarios } from './scenarios/delivery.js';
 import { healthCheckScenarios } from './scenarios/health-check.js';
 import { lifecycleScenarios } from './scenarios/lifecycle.js';
 import { lockScenarios } from './scenarios/locks.js';
+import { receiverInboxScenarios } from './scenarios/receiver-inbox.js';
 import { retryScenarios } from './scenarios/retry.js';
 import { sizeScenarios } from './scenarios/size.js';
 import { tracingScenarios } from './scenarios/tracing.js';
@@ -32,6 +33,7 @@ const groups: readonly ScenarioGroup[] = [
   lifecycleScenarios,
   sizeScenarios,
   tracingScenarios,
+  receiverInboxScenarios,
 ];
 
 /**

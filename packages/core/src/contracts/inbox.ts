@@ -70,3 +70,61 @@ export interface Inbox {
   }): Promise<number>;
   stats(): Promise<InboxStats>;
 }
+
+/**
+ * An inbox that can be told the worker is done with an event: the optional ability a receiver's
+ * inbox needs when it is not the store the worker keeps its event record in (`WorkerConfig.inbox`,
+ * e.g. a Redis inbox beside PostgreSQL `records`). Detect it with `hasInboxOutcomes`.
+ *
+ * `markProcessed(source, id)`: the worker's event record holds the event as finished (completed,
+ * or dead-lettered there: a dead letter lives in the record, not in the inbox). A `received` or
+ * `enqueued` row becomes processed: `stats()` counts it in `processed` (not in `enqueued` nor in
+ * `oldestUnprocessedAt`), `purge` treats it as processed, a pending claim ends (the relay does not
+ * publish it again; a later `markEnqueued` changes nothing). Any other row (already processed,
+ * or one this store also holds as a record in flight or dead-lettered) stays as it is; an id the
+ * inbox has no row for changes nothing (a store may record it as processed).
+ *
+ * Idempotent and safe to call concurrently from any number of processes. The worker calls it
+ * before it acks, so a crash in between is repaired by the redelivery.
+ */
+export interface InboxOutcomes {
+  markProcessed(source: string, id: string): Promise<void>;
+}
+
+/**
+ * Whether `inbox` has `InboxOutcomes`.
+ *
+ * @example
+ * if (!hasInboxOutcomes(inbox)) throw new ConfigError('this inbox cannot be told of outcomes');
+ */
+export function hasInboxOutcomes(inbox: unknown): inbox is InboxOutcomes {
+  return (
+    typeof inbox === 'object' &&
+    inbox !== null &&
+    typeof (inbox as Partial<InboxOutcomes>).markProcessed === 'function'
+  );
+}
+
+/**
+ * The envelope header a receiver stamps with its inbox's `storeId` (when the inbox has one), so a
+ * worker can tell that an event was claimed in a store it neither keeps its record in nor tells
+ * of outcomes (a forgotten `WorkerConfig.inbox`).
+ */
+export const INBOX_HEADER = 'x-onceflow-inbox';
+
+/**
+ * A store that names where it keeps its rows (optional ability, read with `storeIdOf`): the same
+ * `storeId` in every process that opens the same rows, different for stores that share none
+ * (`redis:{prefix}:`, `postgres:"schema"."table"`, `sqlite:/path/to/file`). Used only to compare
+ * stores, never to connect to one.
+ */
+export interface StoreIdentity {
+  readonly storeId: string;
+}
+
+/** The `storeId` of `store`, if it has one. */
+export function storeIdOf(store: unknown): string | undefined {
+  if (typeof store !== 'object' || store === null) return undefined;
+  const id = (store as Partial<StoreIdentity>).storeId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}

@@ -153,8 +153,14 @@ export interface RecordFilter {
   readonly updatedAfter?: Date | undefined;
 }
 
+/**
+ * The largest page `RecordStore.list` serves: every store refuses a `limit` above it (or below
+ * 1, or not an integer) with `UsageError`. Page on with `RecordPage.next` for more.
+ */
+export const RECORD_PAGE_LIMIT = 1000;
+
 export interface RecordQuery extends RecordFilter {
-  /** Page size, 1 to 1000. */
+  /** Page size: an integer from 1 to `RECORD_PAGE_LIMIT` (1000); `UsageError` otherwise. */
   readonly limit: number;
   /** `RecordPage.next` of the previous page. */
   readonly cursor?: string | undefined;
@@ -225,6 +231,10 @@ export interface RecordStore {
     source: string,
     id: string,
   ): Promise<(EventRecord & { readonly envelope?: Envelope | undefined }) | undefined>;
+  /**
+   * One page, oldest `updatedAt` first. Rejects with `UsageError` when `query.limit` is not an
+   * integer from 1 to `RECORD_PAGE_LIMIT`, or `query.cursor` is not a `next` of a page.
+   */
   list(query: RecordQuery): Promise<RecordPage>;
   count(filter: RecordFilter): Promise<number>;
   /** An operator's action on a `dead-lettered` record; false (nothing changed) on any other state. */

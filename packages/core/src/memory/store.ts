@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { ClaimResult, Inbox, InboxStats, StaleClaim } from '../contracts/inbox.js';
+import type {
+  ClaimResult,
+  Inbox,
+  InboxOutcomes,
+  InboxStats,
+  StaleClaim,
+  StoreIdentity,
+} from '../contracts/inbox.js';
 import type { BeginResult, RecordPage, RecordStore } from '../contracts/records.js';
 import type { Envelope } from '../envelope.js';
 import { UsageError } from '../errors.js';
 import { decodeCursor, encodeCursor, isAfter, pageSize } from '../records/cursor.js';
 import { positiveMs } from '../transport-kit/arguments.js';
-import { parseConfig } from '../transport-kit/parse-config.js';
+import { parseConfig, type SameFields } from '../transport-kit/parse-config.js';
 import { createKeyedRows } from './keyed-rows.js';
 import { completedNote } from '../stale/note.js';
 import { blankRow, enter, matches, newRow, type Row, toRecord } from './record-row.js';
@@ -29,8 +36,11 @@ export interface MemoryStoreOptions {
  * Memory: a row holds the whole envelope while its claim is pending and once it is dead-lettered;
  * otherwise its record fields and history, until `purge` removes it (run a retention janitor).
  */
-export interface MemoryStore extends Inbox, RecordStore {
-  /** Marks (source, id) completed without a lease (seeding tests). Idempotent. */
+export interface MemoryStore extends Inbox, RecordStore, InboxOutcomes, StoreIdentity {
+  /**
+   * `InboxOutcomes.markProcessed`: a received or enqueued event becomes completed, without a
+   * lease. An id it has no row for is recorded as completed (seeding tests). Idempotent.
+   */
   markProcessed(source: string, id: string): Promise<void>;
   /** Whether (source, id) was completed or marked processed. */
   isProcessed(source: string, id: string): Promise<boolean>;
@@ -39,6 +49,9 @@ export interface MemoryStore extends Inbox, RecordStore {
 const optionsSchema = z.object({
   now: z.custom<() => number>((v) => typeof v === 'function', 'must be a function').optional(),
 });
+
+// A type error the day the schema and `MemoryStoreOptions` differ.
+const _optionsMatch: SameFields<z.input<typeof optionsSchema>, MemoryStoreOptions> = true;
 
 const done = (row: Row) => row.state === 'completed' || row.state === 'discarded';
 
@@ -100,6 +113,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   };
 
   return {
+    // Unique to this instance: no other store, in this process or another, shares its rows.
+    storeId: `memory:${tokenPrefix.slice(0, -1)}`,
     async claim(envelope, { leaseMs }) {
       return claimNow(envelope, positiveMs('leaseMs', leaseMs));
     },
@@ -301,7 +316,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const t = now();
       const row = rows.get(source, id) ?? blankRow(t);
       rows.set(source, id, row);
-      if (!done(row)) completeNow(row, t);
+      if (row.state === 'received' || row.state === 'enqueued') completeNow(row, t, 'worker');
     },
     async isProcessed(source, id) {
       const row = rows.get(source, id);

@@ -14,7 +14,7 @@ import { createInFlight } from '../transport-kit/in-flight.js';
 import { createLifecycle } from '../transport-kit/lifecycle.js';
 import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 import { assertEncodesWithin } from '../transport-kit/message-size.js';
-import { parseConfig } from '../transport-kit/parse-config.js';
+import { parseConfig, type SameFields } from '../transport-kit/parse-config.js';
 import { type MemoryBroker, createMemoryBroker, openQueue } from './broker.js';
 import type { MemoryQueue, QueueConsumer } from './queue.js';
 import { storeEnvelope } from './stored-envelope.js';
@@ -80,6 +80,9 @@ const optionsSchema = z.object({
     .default(7 * 24 * 60 * 60 * 1000),
   // Stryker restore ArithmeticOperator
 });
+
+// A type error the day the schema and `MemoryTransportOptions` differ.
+const _optionsMatch: SameFields<z.input<typeof optionsSchema>, MemoryTransportOptions> = true;
 
 /**
  * A faithful in-process `Transport` for tests, examples and single-process tools. Each

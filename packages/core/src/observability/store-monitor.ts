@@ -6,7 +6,11 @@ import type { OnceflowMetrics } from './metrics.js';
 
 export interface StoreMonitorOptions {
   readonly metrics: OnceflowMetrics;
-  /** Sets `oldest_unprocessed_age_seconds` and `inbox_pending` from `inbox.stats()`. */
+  /**
+   * Sets `oldest_unprocessed_age_seconds` and `inbox_pending` from `inbox.stats()`: the receiver's
+   * inbox. When it is not the workers' `records`, they must have it as their `inbox` option, or it
+   * never learns that events were processed and these gauges grow for good.
+   */
   readonly inbox?: Inbox | undefined;
   /**
    * Sets `onceflow_events{state}` from the event record: one `count` per state each run (on a

@@ -1,4 +1,5 @@
 import type { Span } from '@opentelemetry/api';
+import { INBOX_HEADER, storeIdOf } from '../contracts/inbox.js';
 import type { Source, TenantRequest } from '../contracts/source.js';
 import type { Verifier, VerifiedEvent } from '../contracts/verifier.js';
 import { type Envelope, hashPayload } from '../envelope.js';
@@ -32,6 +33,8 @@ export function createHandler(
   const { retryAfterSec, logger, metrics, now } = cfg;
   const fail = (outcome: ReceiveOutcome) => reply(outcome, {}, retryAfterSec);
   const iso = isoFormatter();
+  // Lets a worker whose records are another store notice a forgotten `inbox` option.
+  const inboxId = storeIdOf(cfg.inbox);
 
   const receive = async (
     route: RequestRoute,
@@ -88,6 +91,7 @@ export function createHandler(
     const headers = pick(req.headers);
     if (tenant !== undefined) headers[TENANT_HEADER] = tenant;
     injectReceipt(receipt, headers);
+    if (inboxId !== undefined) headers[INBOX_HEADER] = inboxId;
     const at = iso(receivedAt.getTime());
     if (metrics) observeLag(metrics.receiptLag, name, receivedAt, events);
 

@@ -1,3 +1,4 @@
+import { RECORD_PAGE_LIMIT } from '../contracts/records.js';
 import { UsageError } from '../errors.js';
 
 /** Where a `RecordPage` ended: the last record's position in (updatedAt, source, id) order. */
@@ -47,10 +48,10 @@ export function isAfter(cursor: RecordCursor, updatedAt: number, source: string,
   return id > cursor.id;
 }
 
-/** The page size a query may ask for: 1 to 1000. `UsageError` otherwise. */
+/** The page size a query may ask for: 1 to `RECORD_PAGE_LIMIT`. `UsageError` otherwise. */
 export function pageSize(limit: number): number {
-  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
-    throw new UsageError(`limit must be an integer from 1 to 1000, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > RECORD_PAGE_LIMIT) {
+    throw new UsageError(`limit must be an integer from 1 to ${RECORD_PAGE_LIMIT}, got ${limit}`);
   }
   return limit;
 }

@@ -32,3 +32,26 @@ export const loggerSchema = z.custom<Logger>(
   (v) => typeof v === 'object' && v !== null,
   'must be a logger',
 );
+
+/**
+ * `true` when a documented config interface and its zod schema's input (`z.input<typeof schema>`)
+ * have the same fields, each optional where the other's is and of the same type (readonly
+ * aside); `false` otherwise. Assert it beside the schema so the two cannot drift apart:
+ *
+ * @example
+ * // a type error the day a field is added to one and not the other
+ * const configMatches: SameFields<z.input<typeof configSchema>, MyTransportConfig> = true;
+ */
+export type SameFields<A, B> = [keyof A, keyof B] extends [keyof B, keyof A]
+  ? [Required<A>, Required<B>] extends [Required<B>, Required<A>]
+    ? [
+        { [K in keyof A]-?: object extends Pick<A, K> ? never : K }[keyof A],
+        { [K in keyof B]-?: object extends Pick<B, K> ? never : K }[keyof B],
+      ] extends [
+        { [K in keyof B]-?: object extends Pick<B, K> ? never : K }[keyof B],
+        { [K in keyof A]-?: object extends Pick<A, K> ? never : K }[keyof A],
+      ]
+      ? true
+      : false
+    : false
+  : false;

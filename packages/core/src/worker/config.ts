@@ -1,6 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { z } from 'zod';
 import { hostname } from 'node:os';
+import type { Inbox, InboxOutcomes } from '../contracts/inbox.js';
 import type { RecordStore } from '../contracts/records.js';
 import type { Transport } from '../contracts/transport.js';
 import { assertClaimCheckStore } from '../claim-check/mode.js';
@@ -10,6 +11,7 @@ import { type Logger, silentLogger } from '../observability/logger.js';
 import type { OnceflowMetrics } from '../observability/metrics.js';
 import { resolveTracer } from '../observability/tracing.js';
 import type { EventHandler } from './handler.js';
+import { type OutcomeInbox, outcomeInbox } from './inbox-outcome.js';
 import type { HandlerMiddleware } from './middleware.js';
 import type { RetryPolicy } from './retry-policy.js';
 
@@ -28,10 +30,21 @@ export interface WorkerConfig {
    */
   readonly records: RecordStore;
   /**
+   * The receiver's inbox, when it is another store than `records` (a Redis inbox with PostgreSQL
+   * `records`, so a handler's ledger and the processed mark share a transaction): before each
+   * ack the worker marks the event processed there (`InboxOutcomes.markProcessed`), so the
+   * inbox's stats, the backlog gauges and its retention see what the record sees. Leave it out
+   * when the receiver's inbox is `records` (the usual shape); giving `records` itself changes
+   * nothing. Refused with `ConfigError`: an inbox without `InboxOutcomes`, or one given with
+   * `claimCheck` (the worker loads references from `records`, so both must be one store).
+   * Never closed by the worker. Default none.
+   */
+  readonly inbox?: (Inbox & InboxOutcomes) | undefined;
+  /**
    * The handlers (`defineHandler`), each chosen by its `type` pattern, `[source:]type`
    * (`invoice.paid`, `stripe:invoice.*`, `*:payment.*`): an exact type beats a wildcard, more
    * literal segments beat fewer, a named source beats `*`. Two equally specific patterns that one
-   * event could match both are a `ConfigError` at `createWorker` (see docs/routing.md).
+   * event could match both are a `ConfigError` at `createWorker` (see docs/routing-tenants-cloudevents.md).
    */
   readonly handlers: readonly EventHandler[];
   /**
@@ -120,6 +133,9 @@ const schema = z
       hasMethods('begin', 'extend', 'complete', 'release', 'scheduleRetry', 'deadLetter'),
       'must be a RecordStore',
     ),
+    inbox: z
+      .custom<OutcomeInbox>((v) => typeof v === 'object' && v !== null, 'must be an Inbox')
+      .optional(),
     handlers: z
       .array(
         z.custom<EventHandler>(
@@ -171,7 +187,10 @@ const schema = z
     return { ...c, lockMs, heartbeatMs: c.heartbeatMs ?? Math.max(1, Math.floor(lockMs / 3)) };
   });
 
-export type ResolvedWorkerConfig = z.output<typeof schema>;
+export type ResolvedWorkerConfig = z.output<typeof schema> & {
+  /** The inbox to tell of outcomes (`WorkerConfig.inbox` unless it is `records`), if any. */
+  readonly outcomes: InboxOutcomes | undefined;
+};
 
 /** Validates a config and fills in defaults, in this one place. Throws `ConfigError`. */
 export function parseWorkerConfig(input: WorkerConfig): ResolvedWorkerConfig {
@@ -189,7 +208,8 @@ export function parseWorkerConfig(input: WorkerConfig): ResolvedWorkerConfig {
       `retry.maxAttempts (${c.retry.maxAttempts}) must be below the ${c.transport.name} transport's deliveryLimit (${limit})`,
     );
   }
+  const outcomes = outcomeInbox(c.inbox, c.records, c.claimCheck);
   if (c.claimCheck) assertClaimCheckStore('worker config', c.records);
   if (problems.length > 0) throw new ConfigError(`invalid worker config: ${problems.join('; ')}`);
-  return c;
+  return { ...c, outcomes };
 }

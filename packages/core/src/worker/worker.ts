@@ -5,6 +5,7 @@ import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
 import { heartbeat } from './heartbeat.js';
+import { receiverInboxHook } from './inbox-outcome.js';
 import { invokeHandler } from './invoke.js';
 import { createJob, type Job } from './job.js';
 import type { LockDeps } from './lock.js';
@@ -131,6 +132,15 @@ export function createWorker(config: WorkerConfig): Worker {
     }
   }
 
+  // The receiver's inbox beside `records`: marked before each ack; a forgotten one is logged.
+  const told = receiverInboxHook({
+    records,
+    inbox: cfg.inbox,
+    outcomes: cfg.outcomes,
+    logger,
+    retryMs: recordRetryMs,
+  });
+
   const subscriptions: Subscription[] = [];
   let starting: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
@@ -140,7 +150,7 @@ export function createWorker(config: WorkerConfig): Worker {
   const subscribeAll = async (): Promise<void> => {
     try {
       if (isTopologySetup(transport)) await transport.start();
-      const traced = traceDeliveries(cfg.tracer, transport, onDelivery);
+      const traced = told(traceDeliveries(cfg.tracer, transport, onDelivery));
       subscriptions.push(await transport.consume(traced, { concurrency: cfg.concurrency }));
       if (cfg.brokerDeadLetters && hasBrokerDeadLetters(transport)) {
         const handler = recordBrokerDeadLetter({
@@ -153,7 +163,7 @@ export function createWorker(config: WorkerConfig): Worker {
         // A reference is recorded with the envelope it names, so the dead letter keeps the payload.
         const loaded = async (d: Delivery) =>
           handler(withEnvelope(d, (await loadClaimed(records, d.envelope)).envelope));
-        subscriptions.push(await transport.consumeDeadLetters(loaded, { concurrency: 1 }));
+        subscriptions.push(await transport.consumeDeadLetters(told(loaded), { concurrency: 1 }));
       }
     } catch (err) {
       await Promise.all(subscriptions.splice(0).map((sub) => sub.close()));

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { INBOX_HEADER } from '../../src/contracts/inbox.js';
 import { StoreUnavailableError, TransportUnavailableError } from '../../src/errors.js';
 import { postStripe, stripeEvent, stripeHeaders, until } from './helpers.js';
 import { startReceiver } from './setup.js';
@@ -29,6 +30,8 @@ describe('receiver over node:http', () => {
     expect(envelope.headers).toEqual({
       'content-type': 'application/json',
       traceparent: TRACEPARENT,
+      // The inbox that claimed it, so a worker can notice its inbox option is missing.
+      [INBOX_HEADER]: r.inbox.storeId,
     });
     expect(envelope.occurredAt).toBe(new Date(JSON.parse(body).created * 1000).toISOString());
     expect(r.transport.broker.depth('default')).toBe(1);
@@ -50,6 +53,7 @@ describe('receiver over node:http', () => {
       'content-type': 'application/json',
       'x-tenant': 't-9',
       'webhook-id': 'msg_1',
+      [INBOX_HEADER]: r.inbox.storeId,
     });
   });
 

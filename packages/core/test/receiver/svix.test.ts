@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'svix';
 import { describe, expect, it } from 'vitest';
+import { INBOX_HEADER } from '../../src/contracts/inbox.js';
 import { standardWebhooks } from '../../src/verify/standard-webhooks.js';
 import { startReceiver } from './setup.js';
 
@@ -30,6 +31,7 @@ describe('a Svix delivery under Svix header names', () => {
       'content-type': 'application/json',
       'svix-id': id,
       'svix-timestamp': headers['svix-timestamp'],
+      [INBOX_HEADER]: r.inbox.storeId,
     });
 
     expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(200); // the retry

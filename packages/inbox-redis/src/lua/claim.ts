@@ -91,3 +91,23 @@ if workToken == ARGV[2] and state == 'w' then
 end
 return 0
 `;
+
+/**
+ * InboxOutcomes.markProcessed. KEYS: row, claim lease, open, done. ARGV: member, retention ms,
+ * key base. Returns 1 when it changed the row. The worker's record, in another store, finished
+ * the event: a received or enqueued record becomes completed (out of `open`, into `done`, with
+ * the retention's TTL), its claim and envelope gone, so the relay passes it over and a late
+ * `markEnqueued` changes nothing. Any other state, or no row, is left as it is. Idempotent.
+ */
+export const MARK_PROCESSED = `${PRELUDE}
+local row = redis.call('HMGET', KEYS[1], 's', 'yn', 'ra')
+local state = row[1]
+if state ~= 'p' and state ~= 'e' then return 0 end
+local now = nowMs()
+redis.call('DEL', KEYS[2], envKey(ARGV[3], ARGV[1]))
+redis.call('HDEL', KEYS[1], 't', 'ca', 'env')
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[4], row[3] or now, ARGV[1])
+enter(ARGV[3], KEYS[1], ARGV[1], state, row[2], 'd', now, ARGV[2], historyEntry(now, 'd', 0, '', 'worker', ''), {})
+return 1
+`;
