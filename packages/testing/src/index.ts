@@ -1,0 +1,16 @@
+/**
+ * `@onceflow/testing`: run your handlers through the real worker over a simulated broker and
+ * record store on a virtual clock, with faults injected by seed, and check that their effects
+ * happen once (`checkEffectivelyOnce`).
+ */
+
+// Simulation: the real worker over a simulated broker and store, on virtual time
+export {
+  type SimEvent,
+  type SimStore,
+  type SimulationOptions,
+  type SimulationResult,
+  runSimulation,
+} from './simulation.js';
+export { type CrashPoint, type Fault, type FaultKind, FAULT_KINDS, describeFault } from './faults.js';
+export { type TimelineStep, formatTimeline } from './timeline.js';
