@@ -11,7 +11,7 @@ import {
 } from '@onceflow/core';
 import { createMemoryStore } from '@onceflow/core/testing';
 import { createVirtualClock, DEFAULT_START_AT } from './clock.js';
-import { type Fault, describeFault } from './faults.js';
+import { type Fault, describeFault, outageAt } from './faults.js';
 import { faultStep } from './fault-step.js';
 import { seededRandom } from './random.js';
 import { createSimRecords } from './sim-records.js';
@@ -171,11 +171,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     }
   };
 
-  const brokerOutage = (at: number) =>
-    faults.find(
-      (f) =>
-        f.kind === 'broker-outage' && at - start >= f.atMs && at - start < f.atMs + f.forMs,
-    );
+  const brokerOutage = (at: number) => outageAt(faults, 'broker-outage', at - start);
 
   const nextDue = (): SimMessage | undefined => {
     let best: SimMessage | undefined;
