@@ -54,6 +54,7 @@ export interface SimTransportOptions {
 }
 
 const DAY = 86_400_000;
+const NEVER_ABORTED = new AbortController().signal;
 
 /**
  * The simulated broker: one queue, at-least-once, no broker dedupe and no per-key ordering (so
@@ -69,7 +70,8 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
   const messages: SimMessage[] = [];
   const deliveriesOf = new Map<string, number>();
   let consumer: ((delivery: Delivery) => Promise<void>) | undefined;
-  const aborts = new WeakMap<SimDelivery, AbortController>();
+  /** Aborts a delivery's signal (lock lost), where it was read. */
+  const aborts = new WeakMap<SimDelivery, () => void>();
 
   const brokerDown = () => outageAt(faults, 'broker-outage', clock.elapsed()) !== undefined;
 
@@ -103,12 +105,14 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
     const previous = message.holder;
     if (previous !== undefined) {
       previous.lockLost = true;
-      aborts.get(previous)?.abort(new LockLostError(`simulated: the lock on ${event} expired`));
+      aborts.get(previous)?.();
     }
     message.attempt += 1;
     message.state = 'locked';
     message.lockedUntil = clock.now() + lockMs;
-    const abort = new AbortController();
+    // Created on first read: most deliveries never read their signal.
+    let abort: AbortController | undefined;
+    const lockLost = () => new LockLostError(`simulated: the lock on ${event} expired`);
     const envelope: Envelope = { ...message.envelope };
     const fault = planFor(event, n);
     const why = message.why === undefined ? '' : ` (${message.why})`;
@@ -139,7 +143,7 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
     };
     registry.add(envelope, sim);
     message.holder = sim;
-    aborts.set(sim, abort);
+    aborts.set(sim, () => abort?.abort(lockLost()));
 
     let settled = false;
     const settle = async (what: 'ack' | 'retry', delayMs: number): Promise<void> => {
@@ -156,7 +160,7 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
       }
       if (sim.lockLost) {
         sim.line.note(`${what} refused: lock lost`);
-        throw new LockLostError(`simulated: the lock on ${event} expired`);
+        throw lockLost();
       }
       if (brokerDown()) {
         sim.line.note(`${what} failed: broker down`);
@@ -174,7 +178,15 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
     const delivery: Delivery = {
       envelope,
       attempt: message.attempt,
-      signal: abort.signal,
+      get signal() {
+        // Only a delivery paused past its lock's expiry can lose it: the others share one signal.
+        if (fault?.kind !== 'lock-expiry') return NEVER_ABORTED;
+        if (abort === undefined) {
+          abort = new AbortController();
+          if (sim.lockLost) abort.abort(lockLost());
+        }
+        return abort.signal;
+      },
       ack: () => settle('ack', 0),
       retry: ({ delayMs }) => settle('retry', delayMs),
     };
