@@ -12,14 +12,15 @@ import {
 import { formatTimeline, type TimelineStep } from './timeline.js';
 import { EffectivelyOnceViolation } from './violation.js';
 
-/**
- * Your invariant on your own state after a run: return nothing or `true` when it holds; `false`,
- * a string saying what is wrong, or a throw when it does not.
- */
+/** An invariant's answer: nothing or `true` when it holds; `false` or what is wrong when not. */
+// biome-ignore lint/suspicious/noConfusingVoidType: an invariant that returns nothing holds
+export type InvariantAnswer = void | boolean | string;
+
+/** Your invariant on your own state after a run; a throw fails it too, with its message. */
 export type Invariant<S> = (
   state: S,
   run: SimulationResult,
-) => void | boolean | string | Promise<void | boolean | string>;
+) => InvariantAnswer | Promise<InvariantAnswer>;
 
 export interface CheckOptions<S> {
   /** The events every history publishes, or a fast-check arbitrary of them. */
@@ -46,11 +47,17 @@ export interface CheckOptions<S> {
   readonly maxFaults?: number | undefined;
   /** Passed to each run (`runSimulation`). */
   readonly simulation?:
-    | Pick<SimulationOptions, 'lockMs' | 'retry' | 'retention' | 'spacingMs' | 'maxDeliveries' | 'middleware'>
+    | Pick<
+        SimulationOptions,
+        'lockMs' | 'retry' | 'retention' | 'spacingMs' | 'maxDeliveries' | 'middleware'
+      >
     | undefined;
 }
 
-type Handlers<S> = EventHandler | readonly EventHandler[] | ((state: S) => EventHandler | readonly EventHandler[]);
+export type HandlersFor<S> =
+  | EventHandler
+  | readonly EventHandler[]
+  | ((state: S) => EventHandler | readonly EventHandler[]);
 
 /** A failed run, carried through fast-check to the report. */
 class RunFailure extends Error {
@@ -97,7 +104,7 @@ async function verdict<S>(invariant: Invariant<S>, state: S, run: SimulationResu
  * });
  */
 export async function checkEffectivelyOnce<S = undefined>(
-  handlers: Handlers<S>,
+  handlers: HandlersFor<S>,
   options: CheckOptions<S>,
 ): Promise<void> {
   const sim = options.simulation ?? {};
@@ -150,9 +157,15 @@ export async function checkEffectivelyOnce<S = undefined>(
     throw failure instanceof Error ? failure : new Error(String(failure));
   }
   const replay = { seed: details.seed, path: details.counterexamplePath ?? '' };
-  const faults = failure.faults.length === 0
-    ? '  (none: it fails without a fault)'
-    : failure.faults.map((f) => `  - ${'event' in f ? `${f.event}: ` : ''}${describeFault(f)}${'delivery' in f ? ` (delivery ${f.delivery})` : ''}`).join('\n');
+  const faults =
+    failure.faults.length === 0
+      ? '  (none: it fails without a fault)'
+      : failure.faults
+          .map(
+            (f) =>
+              `  - ${'event' in f ? `${f.event}: ` : ''}${describeFault(f)}${'delivery' in f ? ` (delivery ${f.delivery})` : ''}`,
+          )
+          .join('\n');
   const message = [
     `effectively-once check failed: ${failure.reason}`,
     `after ${details.numRuns} runs, shrunk ${details.numShrinks} times; replay with { seed: ${replay.seed}, path: '${replay.path}' }`,

@@ -35,7 +35,10 @@ const CRASH_POINTS: readonly CrashPoint[] = ['before-handler', 'after-effect', '
  * counterexample ends up with the faults it needs and no others. Outages stay short of the
  * worker's default retry budget (10 s), so an event is never dead-lettered by an outage alone.
  */
-export function historyArbitrary(ids: readonly string[], shape: HistoryShape): fc.Arbitrary<History> {
+export function historyArbitrary(
+  ids: readonly string[],
+  shape: HistoryShape,
+): fc.Arbitrary<History> {
   const kinds = shape.kinds ?? FAULT_KINDS;
   const span = Math.max(1, ids.length) * shape.spacingMs;
   const event = fc.constantFrom(...ids);
@@ -44,7 +47,10 @@ export function historyArbitrary(ids: readonly string[], shape: HistoryShape): f
     { arbitrary: fc.constant(1), weight: 4 },
     { arbitrary: fc.integer({ min: 2, max: 3 }), weight: 2 },
   );
-  const outage = { atMs: fc.integer({ min: 0, max: span + shape.lockMs }), forMs: fc.integer({ min: 1, max: 10_000 }) };
+  const outage = {
+    atMs: fc.integer({ min: 0, max: span + shape.lockMs }),
+    forMs: fc.integer({ min: 1, max: 10_000 }),
+  };
   const byKind: Record<FaultKind, fc.Arbitrary<Fault>> = {
     duplicate: fc.record({
       kind: fc.constant('duplicate'),

@@ -12,10 +12,22 @@ export {
   type SimulationResult,
   runSimulation,
 } from './simulation.js';
-export { type CrashPoint, type Fault, type FaultKind, FAULT_KINDS, describeFault } from './faults.js';
+export {
+  type CrashPoint,
+  type Fault,
+  type FaultKind,
+  FAULT_KINDS,
+  describeFault,
+} from './faults.js';
 export { type TimelineStep, formatTimeline } from './timeline.js';
 
 // The property test: generated histories, your invariant, the smallest failing timeline
-export { type CheckOptions, type Invariant, checkEffectivelyOnce } from './check.js';
+export {
+  type CheckOptions,
+  type HandlersFor,
+  type Invariant,
+  type InvariantAnswer,
+  checkEffectivelyOnce,
+} from './check.js';
 export { type History, type HistoryShape, historyArbitrary } from './history.js';
 export { EffectivelyOnceViolation, isEffectivelyOnceViolation } from './violation.js';

@@ -1,8 +1,4 @@
-import {
-  type BeginResult,
-  type RecordStore,
-  StoreUnavailableError,
-} from '@onceflow/core';
+import { type BeginResult, type RecordStore, StoreUnavailableError } from '@onceflow/core';
 import type { VirtualClock } from './clock.js';
 import { type Fault, outageAt } from './faults.js';
 import type { DeliveryRegistry, SimDelivery } from './sim-delivery.js';

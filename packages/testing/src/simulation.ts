@@ -155,7 +155,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     if (f.kind !== 'broker-outage' && f.kind !== 'store-outage') continue;
     const what = f.kind === 'broker-outage' ? 'broker' : 'store';
     marks.push({ at: start + f.atMs, run: () => timeline.add(f.atMs, describeFault(f)) });
-    marks.push({ at: start + f.atMs + f.forMs, run: () => timeline.add(f.atMs + f.forMs, `${what} up`) });
+    marks.push({
+      at: start + f.atMs + f.forMs,
+      run: () => timeline.add(f.atMs + f.forMs, `${what} up`),
+    });
   }
   marks.sort((a, b) => a.at - b.at);
   const retention = options.retention;

@@ -67,7 +67,9 @@ describe('an effect written outside the same transaction as the processed mark',
     const err = await violation(checkEffectivelyOnce(buggy, options));
     expect(err.reason).toMatch(/ledger has 2 rows for evt_/);
     expect(err.message).toMatch(/lock expires mid-handler \(before-handler\)/);
-    expect(err.message).toMatch(/resume evt_\d attempt 1 · lock lost · handler threw (ALREADY_PROCESSED|LOCK_LOST)/);
+    expect(err.message).toMatch(
+      /resume evt_\d attempt 1 · lock lost · handler threw (ALREADY_PROCESSED|LOCK_LOST)/,
+    );
   });
 
   test('the fix (the row and the mark in one transaction) passes', async () => {

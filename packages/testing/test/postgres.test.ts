@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { defineHandler } from '@onceflow/core';
-import { createPostgresInbox, markProcessed, migrate, withTransaction } from '@onceflow/inbox-postgres';
+import {
+  createPostgresInbox,
+  markProcessed,
+  migrate,
+  withTransaction,
+} from '@onceflow/inbox-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { checkEffectivelyOnce, isEffectivelyOnceViolation } from '../src/index.js';
@@ -41,7 +46,10 @@ const handler = (sameTransaction: boolean) =>
     handle: async (event, ctx) => {
       const { amount } = event as Payment;
       const insert = (c: pg.PoolClient) =>
-        c.query(`INSERT INTO "${schema}".ledger (event_id, amount) VALUES ($1, $2)`, [ctx.envelope.id, amount]);
+        c.query(`INSERT INTO "${schema}".ledger (event_id, amount) VALUES ($1, $2)`, [
+          ctx.envelope.id,
+          amount,
+        ]);
       if (sameTransaction) {
         await withTransaction(pool, async (client) => {
           await markProcessed(client, ctx, { schema }); // throws → nothing is written

@@ -1,6 +1,11 @@
 import { defineHandler, NonRetryableError } from '@onceflow/core';
 import { expect, test } from 'vitest';
-import { type Fault, checkEffectivelyOnce, isEffectivelyOnceViolation, runSimulation } from '../src/index.js';
+import {
+  type Fault,
+  checkEffectivelyOnce,
+  isEffectivelyOnceViolation,
+  runSimulation,
+} from '../src/index.js';
 import { payments } from './fixtures.js';
 
 const faults: readonly Fault[] = [
@@ -27,7 +32,13 @@ test('the same seed gives the same history, byte for byte', async () => {
 test('the same fast-check seed finds the same counterexample, byte for byte', async () => {
   const counted = () => {
     const seen: string[] = [];
-    return { seen, handler: defineHandler({ type: 'payment', handle: async (_e, ctx) => void seen.push(ctx.envelope.id) }) };
+    return {
+      seen,
+      handler: defineHandler({
+        type: 'payment',
+        handle: async (_e, ctx) => void seen.push(ctx.envelope.id),
+      }),
+    };
   };
   const run = async () => {
     const err = await checkEffectivelyOnce((s: ReturnType<typeof counted>) => s.handler, {
