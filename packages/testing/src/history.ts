@@ -80,3 +80,20 @@ export function historyArbitrary(
     faults: fc.array(fault, { maxLength: shape.maxFaults ?? 3 }),
   });
 }
+
+/**
+ * One history drawn from `seed`: faults injected by seed for `runSimulation`, the same seed
+ * giving the same faults and jitter seed. Spread it into the options.
+ *
+ * @example
+ * const result = await runSimulation({ handlers, events, ...sampleHistory(events.map((e) => e.id), 7) });
+ */
+export function sampleHistory(
+  ids: readonly string[],
+  seed: number,
+  shape: Partial<HistoryShape> = {},
+): History {
+  const arbitrary = historyArbitrary(ids, { spacingMs: 100, lockMs: 30_000, ...shape });
+  const [history] = fc.sample(arbitrary, { seed, numRuns: 1 });
+  return history as History;
+}

@@ -29,5 +29,5 @@ export {
   type InvariantAnswer,
   checkEffectivelyOnce,
 } from './check.js';
-export { type History, type HistoryShape, historyArbitrary } from './history.js';
+export { type History, type HistoryShape, historyArbitrary, sampleHistory } from './history.js';
 export { EffectivelyOnceViolation, isEffectivelyOnceViolation } from './violation.js';

@@ -1,10 +1,12 @@
 import { defineHandler, NonRetryableError } from '@onceflow/core';
+import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import {
   type Fault,
   checkEffectivelyOnce,
   isEffectivelyOnceViolation,
   runSimulation,
+  sampleHistory,
 } from '../src/index.js';
 import { payments } from './fixtures.js';
 
@@ -101,4 +103,36 @@ test('retention purges records on virtual time: a duplicate after it runs the ha
   });
   expect(seen).toEqual(['evt_1', 'evt_1']);
   expect(String(result)).toMatch(/retention: purged 1 records older than 4d/);
+});
+
+test('faults injected by seed: the same seed draws the same faults and the same run', async () => {
+  const ids = payments.map((e) => e.id);
+  const drawn = [1, 2, 3, 4, 5].map((seed) => sampleHistory(ids, seed, { maxFaults: 5 }));
+  expect(sampleHistory(ids, 3, { maxFaults: 5 })).toEqual(drawn[2]);
+  expect(drawn.some((h) => h.faults.length > 0)).toBe(true);
+  const run = () =>
+    runSimulation({ handlers, events: payments, ...sampleHistory(ids, 3, { maxFaults: 5 }) });
+  expect(String(await run())).toBe(String(await run()));
+});
+
+test('events can be generated too: a fast-check arbitrary of event lists', async () => {
+  const events = fc
+    .integer({ min: 1, max: 4 })
+    .map((n) =>
+      payments.concat(Array.from({ length: n }, (_, i) => ({ ...payments[0], id: `extra_${i}` }))),
+    );
+  const err = await checkEffectivelyOnce(
+    (s: { runs: number }) =>
+      defineHandler({ type: 'payment', handle: async () => void (s.runs += 1) }),
+    {
+      events,
+      setup: () => ({ runs: 0 }),
+      invariant: (s, run) =>
+        s.runs === run.states.size || `${s.runs} runs for ${run.states.size} events`,
+    },
+  ).catch((e: unknown) => e);
+  if (!isEffectivelyOnceViolation(err)) throw new Error('expected a violation');
+  // Shrunk to the fewest events: the three payments and one extra.
+  expect(err.message).toMatch(/extra_0/);
+  expect(err.message).not.toMatch(/extra_1/);
 });
