@@ -6,6 +6,7 @@ import {
   checkEffectivelyOnce,
   isEffectivelyOnceViolation,
   runSimulation,
+  type SimEvent,
   sampleHistory,
 } from '../src/index.js';
 import { payments } from './fixtures.js';
@@ -119,7 +120,12 @@ test('events can be generated too: a fast-check arbitrary of event lists', async
   const events = fc
     .integer({ min: 1, max: 4 })
     .map((n) =>
-      payments.concat(Array.from({ length: n }, (_, i) => ({ ...payments[0], id: `extra_${i}` }))),
+      payments.concat(
+        Array.from(
+          { length: n },
+          (_, i): SimEvent => ({ ...(payments[0] as SimEvent), id: `extra_${i}` }),
+        ),
+      ),
     );
   const err = await checkEffectivelyOnce(
     (s: { runs: number }) =>
