@@ -70,6 +70,18 @@ class RunFailure extends Error {
   }
 }
 
+const SLOTS = Array.from({ length: 8 }, (_, i) => `slot:${i}`);
+
+/** The history with each slot replaced by the id of the event in that place (modulo the list). */
+function resolveSlots(history: History, events: readonly SimEvent[]): History {
+  const idOf = (slot: string) =>
+    events[Number(slot.slice(5)) % Math.max(1, events.length)]?.id ?? slot;
+  return {
+    seed: history.seed,
+    faults: history.faults.map((f) => ('event' in f ? { ...f, event: idOf(f.event) } : f)),
+  };
+}
+
 const asList = (h: EventHandler | readonly EventHandler[]): readonly EventHandler[] =>
   Array.isArray(h) ? h : [h as EventHandler];
 
@@ -114,15 +126,16 @@ export async function checkEffectivelyOnce<S = undefined>(
     spacingMs: sim.spacingMs ?? 100,
     lockMs: sim.lockMs ?? 30_000,
   };
-  const events: fc.Arbitrary<readonly SimEvent[]> = Array.isArray(options.events)
-    ? fc.constant(options.events as readonly SimEvent[])
-    : (options.events as fc.Arbitrary<readonly SimEvent[]>);
-  const cases = events.chain((evs) =>
-    historyArbitrary(
-      evs.map((e) => e.id),
-      shape,
-    ).map((history) => ({ events: evs, history })),
-  );
+  // Fixed events: faults name them. Generated ones: faults name one of `SLOTS` places, resolved
+  // against each list (slot modulo its length), so the list and the faults shrink independently.
+  const cases = Array.isArray(options.events)
+    ? historyArbitrary(
+        (options.events as readonly SimEvent[]).map((e) => e.id),
+        shape,
+      ).map((history) => ({ events: options.events as readonly SimEvent[], history }))
+    : fc
+        .tuple(options.events as fc.Arbitrary<readonly SimEvent[]>, historyArbitrary(SLOTS, shape))
+        .map(([events, history]) => ({ events, history: resolveSlots(history, events) }));
 
   const runOne = async (events: readonly SimEvent[], history: History): Promise<void> => {
     const state = (await options.setup?.()) as S;

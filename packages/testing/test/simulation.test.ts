@@ -142,3 +142,30 @@ test('events can be generated too: a fast-check arbitrary of event lists', async
   expect(err.message).toMatch(/extra_0/);
   expect(err.message).not.toMatch(/extra_1/);
 });
+
+test('a run sets no real timer but the worker shutdown limit it clears at the end', async () => {
+  const set = { timeouts: 0, intervals: 0, immediates: 0 };
+  const { setTimeout: timeout, setInterval: interval, setImmediate: immediate } = globalThis;
+  globalThis.setTimeout = ((...args: Parameters<typeof timeout>) => {
+    set.timeouts += 1;
+    return timeout(...args);
+  }) as typeof timeout;
+  globalThis.setInterval = ((...args: Parameters<typeof interval>) => {
+    set.intervals += 1;
+    return interval(...args);
+  }) as typeof interval;
+  globalThis.setImmediate = ((...args: Parameters<typeof immediate>) => {
+    set.immediates += 1;
+    return immediate(...args);
+  }) as typeof immediate;
+  try {
+    await runSimulation({ handlers, events: payments, faults, seed: 7 });
+  } finally {
+    Object.assign(globalThis, {
+      setTimeout: timeout,
+      setInterval: interval,
+      setImmediate: immediate,
+    });
+  }
+  expect(set).toEqual({ timeouts: 1, intervals: 0, immediates: 0 });
+});
