@@ -22,6 +22,7 @@ export type Invariant<S> = (
   run: SimulationResult,
 ) => InvariantAnswer | Promise<InvariantAnswer>;
 
+/** What `checkEffectivelyOnce` takes besides the handlers; `S` is your state for one run. */
 export interface CheckOptions<S> {
   /** The events every history publishes, or a fast-check arbitrary of them. */
   readonly events: readonly SimEvent[] | fc.Arbitrary<readonly SimEvent[]>;
@@ -40,6 +41,7 @@ export interface CheckOptions<S> {
   readonly numRuns?: number | undefined;
   /** fast-check's seed (default random; printed with a failure) and, to replay one, its path. */
   readonly seed?: number | undefined;
+  /** With `seed`, replays a failure's history first (its `replay.path`). */
   readonly path?: string | undefined;
   /** Which faults to draw. Default all (`FAULT_KINDS`). */
   readonly faults?: readonly FaultKind[] | undefined;
@@ -54,6 +56,7 @@ export interface CheckOptions<S> {
     | undefined;
 }
 
+/** The handlers under test: one, a list, or a function of the run's fresh state. */
 export type HandlersFor<S> =
   | EventHandler
   | readonly EventHandler[]

@@ -48,6 +48,7 @@ export type Fault =
  */
 export type CrashPoint = 'before-handler' | 'after-effect' | 'after-record';
 
+/** `duplicate`, `delay`, `crash`, … */
 export type FaultKind = Fault['kind'];
 
 /** Every fault kind, in the order the property test draws them. */

@@ -3,16 +3,21 @@ import { type CrashPoint, type Fault, FAULT_KINDS, type FaultKind } from './faul
 
 /** One generated delivery history: the jitter seed and the faults, over a list of events. */
 export interface History {
+  /** Seeds the run's backoff jitter. */
   readonly seed: number;
+  /** What goes wrong in the run, in no particular order. */
   readonly faults: readonly Fault[];
 }
 
+/** How `historyArbitrary` draws: which faults, how many, over what span of time. */
 export interface HistoryShape {
   /** Which faults to draw. Default every kind (`FAULT_KINDS`). */
   readonly kinds?: readonly FaultKind[] | undefined;
   /** Most faults in one history. Default 3. */
   readonly maxFaults?: number | undefined;
+  /** The runs' `spacingMs`: delays and outages are drawn within the publishing span. */
   readonly spacingMs: number;
+  /** The runs' `lockMs`: duplicates are drawn within two locks of the publish. */
   readonly lockMs: number;
 }
 

@@ -20,19 +20,26 @@ import { createTimeline, formatTimeline, type TimelineStep } from './timeline.js
 
 /** One event the simulation publishes; `source` defaults to `sim`. */
 export interface SimEvent {
+  /** The event id: faults and the timeline name it. */
   readonly id: string;
+  /** The envelope type: the handler of that type runs it. */
   readonly type: string;
+  /** The ordering key (the simulated broker does not keep per-key order). */
   readonly key?: string | undefined;
   /** A string or bytes as they are, anything else JSON-encoded (as `createEnvelope`). */
   readonly payload: unknown;
+  /** The envelope source. Default `sim`. */
   readonly source?: string | undefined;
+  /** Envelope headers (lower-cased). */
   readonly headers?: Record<string, string> | undefined;
 }
 
 /** A record store the simulation can also purge (retention), as the inbox stores can. */
 export type SimStore = RecordStore & Partial<Pick<Inbox, 'purge'>>;
 
+/** What `runSimulation` takes. Only `handlers` and `events` are required. */
 export interface SimulationOptions {
+  /** One per event type (`defineHandler`), as for `createWorker`. */
   readonly handlers: readonly EventHandler[];
   /** Published in this order, `spacingMs` apart, starting at virtual time 0. */
   readonly events: readonly SimEvent[];
@@ -67,13 +74,17 @@ export interface SimulationOptions {
   readonly startAt?: number | undefined;
 }
 
+/** What a run did. */
 export interface SimulationResult {
+  /** The jitter seed it ran with. */
   readonly seed: number;
+  /** The faults it injected. */
   readonly faults: readonly Fault[];
   /** What happened, in order: print it with `formatTimeline` (or `String(result)`). */
   readonly timeline: readonly TimelineStep[];
   /** Every message was acked (no delivery was left) before `maxDeliveries`. */
   readonly settled: boolean;
+  /** Deliveries made, every copy and attempt counted. */
   readonly deliveries: number;
   /** Virtual ms from the start to the last step. */
   readonly elapsedMs: number;
@@ -81,6 +92,7 @@ export interface SimulationResult {
   readonly states: ReadonlyMap<string, EventState | undefined>;
   /** The record store the run used (the one given, or the memory store). */
   readonly records: RecordStore;
+  /** The timeline, one line per step (`formatTimeline`). */
   toString(): string;
 }
 

@@ -6,11 +6,15 @@ import type { TimelineStep } from './timeline.js';
  * invariant, with the run's timeline. Recognised by `code`, so two installed copies agree.
  */
 export class EffectivelyOnceViolation extends Error {
+  /** `EffectivelyOnceViolation`. */
   override name = 'EffectivelyOnceViolation';
+  /** The brand: `isEffectivelyOnceViolation` checks it. */
   readonly code = 'EFFECTIVELY_ONCE_VIOLATION' as const;
   /** Why the invariant failed, in its own words. */
   readonly reason: string;
+  /** The shrunk history's faults. */
   readonly faults: readonly Fault[];
+  /** The failing run, step by step (`formatTimeline` prints it; the message holds it too). */
   readonly timeline: readonly TimelineStep[];
   /** fast-check's seed and path: pass them back to replay this history first. */
   readonly replay: { readonly seed: number; readonly path: string } | undefined;
