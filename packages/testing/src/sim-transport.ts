@@ -8,6 +8,7 @@ import {
 import type { VirtualClock } from './clock.js';
 import { type Fault, describeFault, outageAt } from './faults.js';
 import { createDeliveryRegistry, type DeliveryRegistry, type SimDelivery } from './sim-delivery.js';
+import { createDueQueue } from './due-queue.js';
 import type { Timeline } from './timeline.js';
 
 /** One message on the simulated broker: an event's copy, its attempts and when it is due. */
@@ -42,6 +43,10 @@ export interface SimTransport extends Transport {
   readonly messages: readonly SimMessage[];
   /** Queues a copy of `envelope`, due at `availableAt`. */
   enqueue(envelope: Envelope, availableAt: number, why?: string): void;
+  /** Puts `message` back in the queue, due at `availableAt` (a lock that runs out, an outage). */
+  requeue(message: SimMessage, availableAt: number): void;
+  /** The queued message due first (earliest `availableAt`, then publish order). */
+  due(): SimMessage | undefined;
   /** Hands `message` to the consumer as its next attempt. */
   deliver(message: SimMessage): Started;
 }
@@ -83,8 +88,14 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
         f.delivery === n,
     );
 
+  const queue = createDueQueue<SimMessage>((m) => m.state === 'queued');
+  const requeue = (message: SimMessage, availableAt: number) => {
+    message.state = 'queued';
+    message.availableAt = availableAt;
+    queue.push(message);
+  };
   const enqueue = (envelope: Envelope, availableAt: number, why?: string) => {
-    messages.push({
+    const message: SimMessage = {
       seq: messages.length,
       envelope,
       why,
@@ -93,7 +104,9 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
       state: 'queued',
       lockedUntil: 0,
       holder: undefined,
-    });
+    };
+    messages.push(message);
+    queue.push(message);
   };
 
   function deliver(message: SimMessage): Started {
@@ -166,12 +179,12 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
         sim.line.note(`${what} failed: broker down`);
         throw new TransportUnavailableError(`simulated broker outage (${what})`);
       }
-      message.state = what === 'ack' ? 'done' : 'queued';
       message.holder = undefined;
       if (what === 'ack') {
+        message.state = 'done';
         sim.line.note('acked');
       } else {
-        message.availableAt = clock.now() + delayMs;
+        requeue(message, clock.now() + delayMs);
         sim.line.note(`retry in ${delayMs}ms`);
       }
     };
@@ -200,9 +213,8 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
       sim.line.end();
       // Unsettled (crashed, refused): the broker offers it again once its lock expires.
       if (message.holder === sim && message.state === 'locked') {
-        message.state = 'queued';
         message.holder = undefined;
-        message.availableAt = message.lockedUntil;
+        requeue(message, message.lockedUntil);
       }
     });
     return { sim, message, done: afterDone, paused, resume };
@@ -223,6 +235,8 @@ export function createSimTransport(options: SimTransportOptions): SimTransport {
     registry,
     messages,
     enqueue,
+    requeue,
+    due: queue.next,
     deliver,
     async publish(outgoing) {
       if (brokerDown()) throw new TransportUnavailableError('simulated broker outage (publish)');

@@ -15,7 +15,7 @@ import { type Fault, describeFault, outageAt } from './faults.js';
 import { faultStep } from './fault-step.js';
 import { seededRandom } from './random.js';
 import { createSimRecords } from './sim-records.js';
-import { createSimTransport, type SimMessage, type Started } from './sim-transport.js';
+import { createSimTransport, type Started } from './sim-transport.js';
 import { createTimeline, formatTimeline, type TimelineStep } from './timeline.js';
 
 /** One event the simulation publishes; `source` defaults to `sim`. */
@@ -188,15 +188,6 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
 
   const brokerOutage = (at: number) => outageAt(faults, 'broker-outage', at - start);
 
-  const nextDue = (): SimMessage | undefined => {
-    let best: SimMessage | undefined;
-    for (const m of transport.messages) {
-      if (m.state !== 'queued') continue;
-      if (best === undefined || m.availableAt < best.availableAt) best = m;
-    }
-    return best;
-  };
-
   await worker.start();
   const paused: Started[] = [];
   const resumed = new WeakSet<Started>();
@@ -217,8 +208,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         ]);
     if (outcome === 'paused') {
       // Its lock runs out: the broker offers the message again when it expires.
-      started.message.state = 'queued';
-      started.message.availableAt = started.message.lockedUntil;
+      transport.requeue(started.message, started.message.lockedUntil);
       paused.push(started);
       return;
     }
@@ -231,7 +221,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
 
   try {
     for (;;) {
-      const due = nextDue();
+      const due = transport.due();
       if (due === undefined) {
         const p = paused.shift();
         if (p === undefined) break;
@@ -253,7 +243,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
       clock.advanceTo(at);
       if (outage !== undefined) {
-        due.availableAt = at;
+        transport.requeue(due, at);
         continue;
       }
       if (deliveries >= maxDeliveries) {

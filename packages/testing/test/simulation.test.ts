@@ -129,7 +129,12 @@ test('events can be generated too: a fast-check arbitrary of event lists', async
     );
   const err = await checkEffectivelyOnce(
     (s: { runs: number }) =>
-      defineHandler({ type: 'payment', handle: async () => void (s.runs += 1) }),
+      defineHandler({
+        type: 'payment',
+        handle: async () => {
+          s.runs += 1;
+        },
+      }),
     {
       events,
       setup: () => ({ runs: 0 }),
