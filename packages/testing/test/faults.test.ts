@@ -1,10 +1,10 @@
 import { defineHandler, type HandlerContext } from '@onceflow/core';
 import { expect, test } from 'vitest';
-import { type Fault, runSimulation } from '../src/index.js';
+import { type Fault, runSimulation, type SimEvent } from '../src/index.js';
 import { payments } from './fixtures.js';
 
 /** One run of a handler that notes each call, with `faults`; its timeline as lines. */
-async function run(faults: readonly Fault[], events = payments.slice(0, 1)) {
+async function run(faults: readonly Fault[], events: readonly SimEvent[] = payments.slice(0, 1)) {
   const calls: { id: string; attempt: number; aborted: boolean }[] = [];
   const handler = defineHandler({
     type: 'payment',
