@@ -5,6 +5,7 @@
 //   - import every entry point, and find every module the packed files import declared in their
 //     package.json; run the CLI's binary;
 //   - type-check and run the README's Quick start (embedded default) against a signed Stripe delivery;
+//   - run the testing kit's property test on a handler (scripts/packed-install/testing-kit.mjs);
 //   - run one broker stack: PostgreSQL inbox + RabbitMQ (scripts/packed-install/broker-stack.mjs).
 // Needs `pnpm build` first, PostgreSQL and RabbitMQ on loopback (ONCEFLOW_PG_URL, ONCEFLOW_AMQP_URL)
 // and the npm registry. Fails printing the output of the step that failed and keeps its project
@@ -160,6 +161,7 @@ writeFileSync(
 );
 step('README Quick start type-checks', 'node', ['node_modules/typescript/bin/tsc', '-p', '.']);
 step('README Quick start runs', 'node', ['quickstart.mjs'], { timeoutMs: 60_000 });
+step('testing kit catches a double charge', 'node', ['testing-kit.mjs'], { timeoutMs: 60_000 });
 step('PostgreSQL inbox + RabbitMQ stack runs', 'node', ['broker-stack.mjs'], { timeoutMs: 60_000 });
 
 if (process.argv.includes('--keep')) console.log(`packed-install: the project is at ${project}`);
