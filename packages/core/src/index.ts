@@ -98,6 +98,7 @@ export {
   type SlackConfig,
   type StandardWebhooksConfig,
   type StripeConfig,
+  type TwilioConfig,
   github,
   hmac,
   msgraph,
@@ -106,6 +107,7 @@ export {
   slack,
   standardWebhooks,
   stripe,
+  twilio,
 } from './verify/index.js';
 
 // CloudEvents: a source (HTTP binding, webhook handshake) and the envelope mapping

@@ -11,3 +11,4 @@ export { type ShopifyConfig, shopify } from './shopify.js';
 export { type SlackConfig, slack } from './slack.js';
 export { type StandardWebhooksConfig, standardWebhooks } from './standard-webhooks.js';
 export { type StripeConfig, stripe } from './stripe.js';
+export { type TwilioConfig, twilio } from './twilio.js';

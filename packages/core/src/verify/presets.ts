@@ -6,6 +6,7 @@ import { shopifyPreset } from './shopify.js';
 import { slackPreset } from './slack.js';
 import { standardWebhooksPreset } from './standard-webhooks.js';
 import { stripePreset } from './stripe.js';
+import { twilioPreset } from './twilio.js';
 
 export type PresetName =
   | 'stripe'
@@ -14,7 +15,8 @@ export type PresetName =
   | 'shopify'
   | 'standard-webhooks'
   | 'msgraph'
-  | 'hmac';
+  | 'hmac'
+  | 'twilio';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -32,4 +34,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   'standard-webhooks': standardWebhooksPreset,
   msgraph: msgraphPreset,
   hmac: hmacPreset,
+  twilio: twilioPreset,
 });

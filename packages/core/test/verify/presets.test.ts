@@ -16,7 +16,16 @@ const HOUR = 3_600_000;
 describe('presets', () => {
   it('describes every built-in sender, frozen', () => {
     expect(Object.keys(presets).sort()).toEqual(
-      ['github', 'hmac', 'msgraph', 'shopify', 'slack', 'standard-webhooks', 'stripe'].sort(),
+      [
+        'github',
+        'hmac',
+        'msgraph',
+        'shopify',
+        'slack',
+        'standard-webhooks',
+        'stripe',
+        'twilio',
+      ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
       expect(preset.name).toBe(name);
@@ -40,6 +49,7 @@ describe('presets', () => {
       'standard-webhooks': 3 * DAY,
       msgraph: 4 * HOUR,
       hmac: 3 * DAY,
+      twilio: HOUR,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
