@@ -5,6 +5,7 @@ export type { DigestEncoding, HmacAlgorithm } from './crypto.js';
 export { type GithubConfig, github } from './github.js';
 export { type HmacConfig, hmac } from './hmac.js';
 export { type MsgraphConfig, msgraph } from './msgraph.js';
+export { type PaddleConfig, paddle } from './paddle.js';
 // Presets as data
 export { type PresetName, presets } from './presets.js';
 export { type ShopifyConfig, shopify } from './shopify.js';

@@ -2,6 +2,7 @@ import type { SenderPreset } from '../contracts/source.js';
 import { githubPreset } from './github.js';
 import { hmacPreset } from './hmac.js';
 import { msgraphPreset } from './msgraph.js';
+import { paddlePreset } from './paddle.js';
 import { shopifyPreset } from './shopify.js';
 import { slackPreset } from './slack.js';
 import { standardWebhooksPreset } from './standard-webhooks.js';
@@ -16,7 +17,8 @@ export type PresetName =
   | 'standard-webhooks'
   | 'msgraph'
   | 'hmac'
-  | 'twilio';
+  | 'twilio'
+  | 'paddle';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -35,4 +37,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   msgraph: msgraphPreset,
   hmac: hmacPreset,
   twilio: twilioPreset,
+  paddle: paddlePreset,
 });

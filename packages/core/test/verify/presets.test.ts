@@ -20,6 +20,7 @@ describe('presets', () => {
         'github',
         'hmac',
         'msgraph',
+        'paddle',
         'shopify',
         'slack',
         'standard-webhooks',
@@ -50,6 +51,7 @@ describe('presets', () => {
       msgraph: 4 * HOUR,
       hmac: 3 * DAY,
       twilio: HOUR,
+      paddle: 3 * DAY,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
