@@ -100,6 +100,7 @@ export {
   type StandardWebhooksConfig,
   type StripeConfig,
   type TwilioConfig,
+  type ZoomConfig,
   github,
   hmac,
   msgraph,
@@ -110,6 +111,7 @@ export {
   standardWebhooks,
   stripe,
   twilio,
+  zoom,
 } from './verify/index.js';
 
 // CloudEvents: a source (HTTP binding, webhook handshake) and the envelope mapping

@@ -13,3 +13,4 @@ export { type SlackConfig, slack } from './slack.js';
 export { type StandardWebhooksConfig, standardWebhooks } from './standard-webhooks.js';
 export { type StripeConfig, stripe } from './stripe.js';
 export { type TwilioConfig, twilio } from './twilio.js';
+export { type ZoomConfig, zoom } from './zoom.js';

@@ -8,6 +8,7 @@ import { slackPreset } from './slack.js';
 import { standardWebhooksPreset } from './standard-webhooks.js';
 import { stripePreset } from './stripe.js';
 import { twilioPreset } from './twilio.js';
+import { zoomPreset } from './zoom.js';
 
 export type PresetName =
   | 'stripe'
@@ -18,7 +19,8 @@ export type PresetName =
   | 'msgraph'
   | 'hmac'
   | 'twilio'
-  | 'paddle';
+  | 'paddle'
+  | 'zoom';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -38,4 +40,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   hmac: hmacPreset,
   twilio: twilioPreset,
   paddle: paddlePreset,
+  zoom: zoomPreset,
 });

@@ -26,6 +26,7 @@ describe('presets', () => {
         'standard-webhooks',
         'stripe',
         'twilio',
+        'zoom',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -52,6 +53,7 @@ describe('presets', () => {
       hmac: 3 * DAY,
       twilio: HOUR,
       paddle: 3 * DAY,
+      zoom: 3 * HOUR,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
