@@ -2,6 +2,7 @@
 
 // Shared types of the generic HMAC config
 export type { DigestEncoding, HmacAlgorithm } from './crypto.js';
+export { type DiscordConfig, discord } from './discord.js';
 export { type GithubConfig, github } from './github.js';
 export { type HmacConfig, hmac } from './hmac.js';
 export { type MsgraphConfig, msgraph } from './msgraph.js';

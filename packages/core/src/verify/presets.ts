@@ -1,4 +1,5 @@
 import type { SenderPreset } from '../contracts/source.js';
+import { discordPreset } from './discord.js';
 import { githubPreset } from './github.js';
 import { hmacPreset } from './hmac.js';
 import { msgraphPreset } from './msgraph.js';
@@ -20,7 +21,8 @@ export type PresetName =
   | 'hmac'
   | 'twilio'
   | 'paddle'
-  | 'zoom';
+  | 'zoom'
+  | 'discord';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -41,4 +43,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   twilio: twilioPreset,
   paddle: paddlePreset,
   zoom: zoomPreset,
+  discord: discordPreset,
 });

@@ -27,6 +27,7 @@ describe('presets', () => {
         'stripe',
         'twilio',
         'zoom',
+        'discord',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -54,6 +55,7 @@ describe('presets', () => {
       twilio: HOUR,
       paddle: 3 * DAY,
       zoom: 3 * HOUR,
+      discord: HOUR,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
