@@ -4,6 +4,7 @@
 export type { DigestEncoding, HmacAlgorithm } from './crypto.js';
 export { type DiscordConfig, discord } from './discord.js';
 export { type GithubConfig, github } from './github.js';
+export { type GitlabConfig, gitlab } from './gitlab.js';
 export { type HmacConfig, hmac } from './hmac.js';
 export { type MsgraphConfig, msgraph } from './msgraph.js';
 export { type PaddleConfig, paddle } from './paddle.js';

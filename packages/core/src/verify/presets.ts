@@ -1,6 +1,7 @@
 import type { SenderPreset } from '../contracts/source.js';
 import { discordPreset } from './discord.js';
 import { githubPreset } from './github.js';
+import { gitlabPreset } from './gitlab.js';
 import { hmacPreset } from './hmac.js';
 import { msgraphPreset } from './msgraph.js';
 import { paddlePreset } from './paddle.js';
@@ -22,7 +23,8 @@ export type PresetName =
   | 'twilio'
   | 'paddle'
   | 'zoom'
-  | 'discord';
+  | 'discord'
+  | 'gitlab';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -44,4 +46,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   paddle: paddlePreset,
   zoom: zoomPreset,
   discord: discordPreset,
+  gitlab: gitlabPreset,
 });

@@ -28,6 +28,7 @@ describe('presets', () => {
         'twilio',
         'zoom',
         'discord',
+        'gitlab',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -56,6 +57,7 @@ describe('presets', () => {
       paddle: 3 * DAY,
       zoom: 3 * HOUR,
       discord: HOUR,
+      gitlab: 2 * DAY,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
