@@ -6,6 +6,7 @@ export { type DiscordConfig, discord } from './discord.js';
 export { type GithubConfig, github } from './github.js';
 export { type GitlabConfig, gitlab } from './gitlab.js';
 export { type HmacConfig, hmac } from './hmac.js';
+export { type LinearConfig, linear } from './linear.js';
 export { type MsgraphConfig, msgraph } from './msgraph.js';
 export { type PaddleConfig, paddle } from './paddle.js';
 // Presets as data

@@ -3,6 +3,7 @@ import { discordPreset } from './discord.js';
 import { githubPreset } from './github.js';
 import { gitlabPreset } from './gitlab.js';
 import { hmacPreset } from './hmac.js';
+import { linearPreset } from './linear.js';
 import { msgraphPreset } from './msgraph.js';
 import { paddlePreset } from './paddle.js';
 import { shopifyPreset } from './shopify.js';
@@ -24,7 +25,8 @@ export type PresetName =
   | 'paddle'
   | 'zoom'
   | 'discord'
-  | 'gitlab';
+  | 'gitlab'
+  | 'linear';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -47,4 +49,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   zoom: zoomPreset,
   discord: discordPreset,
   gitlab: gitlabPreset,
+  linear: linearPreset,
 });

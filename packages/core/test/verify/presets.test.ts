@@ -29,6 +29,7 @@ describe('presets', () => {
         'zoom',
         'discord',
         'gitlab',
+        'linear',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -58,6 +59,7 @@ describe('presets', () => {
       zoom: 3 * HOUR,
       discord: HOUR,
       gitlab: 2 * DAY,
+      linear: 8 * HOUR,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
