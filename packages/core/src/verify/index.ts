@@ -3,6 +3,7 @@
 // Shared types of the generic HMAC config
 export type { DigestEncoding, HmacAlgorithm } from './crypto.js';
 export { type DiscordConfig, discord } from './discord.js';
+export { type EventGridConfig, eventGrid } from './event-grid.js';
 export { type GithubConfig, github } from './github.js';
 export { type GitlabConfig, gitlab } from './gitlab.js';
 export { type HmacConfig, hmac } from './hmac.js';

@@ -1,5 +1,6 @@
 import type { SenderPreset } from '../contracts/source.js';
 import { discordPreset } from './discord.js';
+import { eventGridPreset } from './event-grid.js';
 import { githubPreset } from './github.js';
 import { gitlabPreset } from './gitlab.js';
 import { hmacPreset } from './hmac.js';
@@ -26,7 +27,8 @@ export type PresetName =
   | 'zoom'
   | 'discord'
   | 'gitlab'
-  | 'linear';
+  | 'linear'
+  | 'event-grid';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -50,4 +52,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   discord: discordPreset,
   gitlab: gitlabPreset,
   linear: linearPreset,
+  'event-grid': eventGridPreset,
 });

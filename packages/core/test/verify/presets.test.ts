@@ -30,6 +30,7 @@ describe('presets', () => {
         'discord',
         'gitlab',
         'linear',
+        'event-grid',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -60,6 +61,7 @@ describe('presets', () => {
       discord: HOUR,
       gitlab: 2 * DAY,
       linear: 8 * HOUR,
+      'event-grid': DAY,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
