@@ -12,8 +12,10 @@ export { type MsgraphConfig, msgraph } from './msgraph.js';
 export { type PaddleConfig, paddle } from './paddle.js';
 // Presets as data
 export { type PresetName, presets } from './presets.js';
+export { type SendgridConfig, sendgrid } from './sendgrid.js';
 export { type ShopifyConfig, shopify } from './shopify.js';
 export { type SlackConfig, slack } from './slack.js';
+export { type SquareConfig, square } from './square.js';
 export { type StandardWebhooksConfig, standardWebhooks } from './standard-webhooks.js';
 export { type StripeConfig, stripe } from './stripe.js';
 export { type TwilioConfig, twilio } from './twilio.js';

@@ -7,8 +7,10 @@ import { hmacPreset } from './hmac.js';
 import { linearPreset } from './linear.js';
 import { msgraphPreset } from './msgraph.js';
 import { paddlePreset } from './paddle.js';
+import { sendgridPreset } from './sendgrid.js';
 import { shopifyPreset } from './shopify.js';
 import { slackPreset } from './slack.js';
+import { squarePreset } from './square.js';
 import { standardWebhooksPreset } from './standard-webhooks.js';
 import { stripePreset } from './stripe.js';
 import { twilioPreset } from './twilio.js';
@@ -28,7 +30,9 @@ export type PresetName =
   | 'discord'
   | 'gitlab'
   | 'linear'
-  | 'event-grid';
+  | 'event-grid'
+  | 'square'
+  | 'sendgrid';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -53,4 +57,6 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   gitlab: gitlabPreset,
   linear: linearPreset,
   'event-grid': eventGridPreset,
+  square: squarePreset,
+  sendgrid: sendgridPreset,
 });

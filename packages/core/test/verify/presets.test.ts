@@ -31,6 +31,8 @@ describe('presets', () => {
         'gitlab',
         'linear',
         'event-grid',
+        'square',
+        'sendgrid',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -62,6 +64,8 @@ describe('presets', () => {
       gitlab: 2 * DAY,
       linear: 8 * HOUR,
       'event-grid': DAY,
+      square: DAY,
+      sendgrid: DAY,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
