@@ -7,7 +7,9 @@ export { type EventGridConfig, eventGrid } from './event-grid.js';
 export { type GithubConfig, github } from './github.js';
 export { type GitlabConfig, gitlab } from './gitlab.js';
 export { type HmacConfig, hmac } from './hmac.js';
+export { type IntercomConfig, intercom } from './intercom.js';
 export { type LinearConfig, linear } from './linear.js';
+export { type MailgunConfig, mailgun } from './mailgun.js';
 export { type MsgraphConfig, msgraph } from './msgraph.js';
 export { type PaddleConfig, paddle } from './paddle.js';
 // Presets as data

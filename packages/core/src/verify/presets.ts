@@ -4,7 +4,9 @@ import { eventGridPreset } from './event-grid.js';
 import { githubPreset } from './github.js';
 import { gitlabPreset } from './gitlab.js';
 import { hmacPreset } from './hmac.js';
+import { intercomPreset } from './intercom.js';
 import { linearPreset } from './linear.js';
+import { mailgunPreset } from './mailgun.js';
 import { msgraphPreset } from './msgraph.js';
 import { paddlePreset } from './paddle.js';
 import { sendgridPreset } from './sendgrid.js';
@@ -32,7 +34,9 @@ export type PresetName =
   | 'linear'
   | 'event-grid'
   | 'square'
-  | 'sendgrid';
+  | 'sendgrid'
+  | 'mailgun'
+  | 'intercom';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -59,4 +63,6 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   'event-grid': eventGridPreset,
   square: squarePreset,
   sendgrid: sendgridPreset,
+  mailgun: mailgunPreset,
+  intercom: intercomPreset,
 });

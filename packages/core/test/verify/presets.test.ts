@@ -33,6 +33,8 @@ describe('presets', () => {
         'event-grid',
         'square',
         'sendgrid',
+        'mailgun',
+        'intercom',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -66,6 +68,8 @@ describe('presets', () => {
       'event-grid': DAY,
       square: DAY,
       sendgrid: DAY,
+      mailgun: 8 * HOUR,
+      intercom: HOUR,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
