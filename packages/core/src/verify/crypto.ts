@@ -10,7 +10,8 @@ export type DigestEncoding = 'hex' | 'base64' | 'base64url';
 export function hmacDigest(
   key: string | Uint8Array,
   parts: readonly (string | Uint8Array)[],
-  algorithm: HmacAlgorithm = 'sha256',
+  // sha1 only for the senders whose scheme is fixed to it (Twilio, Intercom): not configurable.
+  algorithm: HmacAlgorithm | 'sha1' = 'sha256',
 ): Buffer {
   const mac = createHmac(algorithm, key);
   for (const part of parts) mac.update(part);

@@ -1,11 +1,22 @@
 import type { SenderPreset } from '../contracts/source.js';
+import { discordPreset } from './discord.js';
+import { eventGridPreset } from './event-grid.js';
 import { githubPreset } from './github.js';
+import { gitlabPreset } from './gitlab.js';
 import { hmacPreset } from './hmac.js';
+import { intercomPreset } from './intercom.js';
+import { linearPreset } from './linear.js';
+import { mailgunPreset } from './mailgun.js';
 import { msgraphPreset } from './msgraph.js';
+import { paddlePreset } from './paddle.js';
+import { sendgridPreset } from './sendgrid.js';
 import { shopifyPreset } from './shopify.js';
 import { slackPreset } from './slack.js';
+import { squarePreset } from './square.js';
 import { standardWebhooksPreset } from './standard-webhooks.js';
 import { stripePreset } from './stripe.js';
+import { twilioPreset } from './twilio.js';
+import { zoomPreset } from './zoom.js';
 
 export type PresetName =
   | 'stripe'
@@ -14,7 +25,18 @@ export type PresetName =
   | 'shopify'
   | 'standard-webhooks'
   | 'msgraph'
-  | 'hmac';
+  | 'hmac'
+  | 'twilio'
+  | 'paddle'
+  | 'zoom'
+  | 'discord'
+  | 'gitlab'
+  | 'linear'
+  | 'event-grid'
+  | 'square'
+  | 'sendgrid'
+  | 'mailgun'
+  | 'intercom';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -32,4 +54,15 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   'standard-webhooks': standardWebhooksPreset,
   msgraph: msgraphPreset,
   hmac: hmacPreset,
+  twilio: twilioPreset,
+  paddle: paddlePreset,
+  zoom: zoomPreset,
+  discord: discordPreset,
+  gitlab: gitlabPreset,
+  linear: linearPreset,
+  'event-grid': eventGridPreset,
+  square: squarePreset,
+  sendgrid: sendgridPreset,
+  mailgun: mailgunPreset,
+  intercom: intercomPreset,
 });

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import type { SenderPreset, Source } from '../contracts/source.js';
 import type { HandshakeResponse, IncomingWebhook, VerifiedEvent } from '../contracts/verifier.js';
-import { BadRequestError, SignatureError } from '../errors.js';
+import { BadRequestError } from '../errors.js';
 import { DEFAULT_TOLERANCE_SEC, HOUR_MS, secretsSchema, toleranceSchema } from './config.js';
 import { parseConfig } from '../transport-kit/parse-config.js';
-import { anyDigestMatches, decodeDigest, hmacDigest } from './crypto.js';
 import { requireEventId, requireType, unixSecondsToIso } from './event.js';
 import { type JsonObject, parseVerifiedJson, stringField } from './json.js';
-import { assertFresh, parseUnixSeconds, requireHeader } from './request.js';
+import { assertV0Signature } from './v0-signature.js';
 
 export const slackPreset: SenderPreset = Object.freeze({
   name: 'slack',
@@ -29,9 +28,10 @@ export interface SlackConfig {
 }
 
 const schema = z.strictObject({ secrets: secretsSchema, toleranceSec: toleranceSchema });
-const PREFIX = 'v0=';
 /** Bytes every url_verification body contains; other bodies skip the handshake's signature check. */
 const HANDSHAKE_MARKER = 'url_verification';
+
+const HEADERS = { signature: 'x-slack-signature', timestamp: 'x-slack-request-timestamp' };
 
 /** Checks X-Slack-Signature and the timestamp, then parses. Nothing is parsed before both pass. */
 function verifiedBody(
@@ -40,16 +40,7 @@ function verifiedBody(
   secrets: readonly string[],
   toleranceSec: number,
 ): JsonObject {
-  const header = requireHeader(request, 'x-slack-signature');
-  const timestamp = requireHeader(request, 'x-slack-request-timestamp');
-  const digest = header.startsWith(PREFIX)
-    ? decodeDigest(header.slice(PREFIX.length), 'hex')
-    : undefined;
-  const expected = secrets.map((s) => hmacDigest(s, [`v0:${timestamp}:`, request.body]));
-  if (!anyDigestMatches(expected, [digest])) {
-    throw new SignatureError('X-Slack-Signature does not match the body');
-  }
-  assertFresh(parseUnixSeconds(timestamp, 'X-Slack-Request-Timestamp'), now, toleranceSec);
+  assertV0Signature(request, now, secrets, toleranceSec, HEADERS);
   return parseVerifiedJson(request.body, 'slack');
 }
 

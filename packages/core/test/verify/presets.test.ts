@@ -16,7 +16,26 @@ const HOUR = 3_600_000;
 describe('presets', () => {
   it('describes every built-in sender, frozen', () => {
     expect(Object.keys(presets).sort()).toEqual(
-      ['github', 'hmac', 'msgraph', 'shopify', 'slack', 'standard-webhooks', 'stripe'].sort(),
+      [
+        'github',
+        'hmac',
+        'msgraph',
+        'paddle',
+        'shopify',
+        'slack',
+        'standard-webhooks',
+        'stripe',
+        'twilio',
+        'zoom',
+        'discord',
+        'gitlab',
+        'linear',
+        'event-grid',
+        'square',
+        'sendgrid',
+        'mailgun',
+        'intercom',
+      ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
       expect(preset.name).toBe(name);
@@ -40,6 +59,17 @@ describe('presets', () => {
       'standard-webhooks': 3 * DAY,
       msgraph: 4 * HOUR,
       hmac: 3 * DAY,
+      twilio: HOUR,
+      paddle: 3 * DAY,
+      zoom: 3 * HOUR,
+      discord: HOUR,
+      gitlab: 2 * DAY,
+      linear: 8 * HOUR,
+      'event-grid': DAY,
+      square: DAY,
+      sendgrid: DAY,
+      mailgun: 8 * HOUR,
+      intercom: HOUR,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
