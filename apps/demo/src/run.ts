@@ -26,6 +26,7 @@ import { startPaymentsApi } from './payments.js';
 import { runSender } from './sender.js';
 import { openStack } from './stack.js';
 import { idsInState, type Summary, summarise } from './summary.js';
+import { untilDone } from './wait.js';
 
 export interface DemoOptions {
   readonly broker: string;
@@ -89,18 +90,6 @@ function forkWorker(
     child.once('exit', (code) => reject(new Error(`worker exited early with code ${code}`)));
   });
 }
-
-const until = async (
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
 
 /** Runs the whole demo once and returns its summary. */
 export async function runDemo(options: DemoOptions): Promise<Summary> {
@@ -170,10 +159,13 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
       options.dieAt?.[generation++],
     );
     workerMetricsUrl = metricsUrl;
-    // A worker that SIGKILLed itself at its die point is replaced, like one killed from here.
+    // A worker that SIGKILLed itself at its die point is counted (even once the run is
+    // stopping: a die point right after the last record can end the wait before its exit is
+    // seen) and, unless the run is stopping, replaced like one killed from here.
     child.once('exit', (_code, signal) => {
-      if (stopping || killedHere.has(child) || signal !== 'SIGKILL') return;
+      if (killedHere.has(child) || signal !== 'SIGKILL') return;
       kills++;
+      if (stopping) return;
       options.log('  the worker died at its die point (SIGKILL) and a new one was started');
       replacing = spawn().then((next) => {
         worker = next;
@@ -192,11 +184,10 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
   const killer = (async () => {
     if (!options.kill) return;
     for (const fraction of [0.25, 0.6]) {
-      await until(
-        'ledger progress',
-        async () => (await stack.ledger.rowsByEvent()).size >= good * fraction,
-        120_000,
-      );
+      await untilDone('ledger progress', async () => {
+        const rows = (await stack.ledger.rowsByEvent()).size;
+        return rows >= good * fraction ? true : rows;
+      });
       killedHere.add(worker);
       worker.kill('SIGKILL');
       kills++;
@@ -207,7 +198,23 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     }
   })();
 
+  // The worker armed to die at a dead letter must be the one that meets the poison: held back
+  // until every worker before it has died at its point and it is running (else an earlier worker
+  // may dead-letter all the poison and the point never comes).
+  const dieAt = options.dieAt ?? [];
+  const deadLetterWorker = dieAt.findIndex((point) => point.startsWith('dead-letter:'));
+  const poisonAfter =
+    deadLetterWorker < 0
+      ? undefined
+      : async () => {
+          await untilDone(`the worker that dies at ${dieAt[deadLetterWorker]}`, async () => {
+            if (kills >= deadLetterWorker) return true;
+            return kills * 1e9 + (await stack.ledger.rowsByEvent()).size;
+          });
+          await replacing;
+        };
   const sent = await runSender({
+    poisonAfter,
     receiverUrl,
     stripeSecret,
     githubSecret,
@@ -218,21 +225,23 @@ export async function runDemo(options: DemoOptions): Promise<Summary> {
     poison: options.poison ?? true,
   });
   await killer;
-  await until(
-    'every accepted event to be processed or dead-lettered',
-    async () => {
-      // From the event record: every accepted event completed or dead-lettered.
-      const done = await idsInState(stack.records, 'completed');
-      const dead = await idsInState(stack.records, 'dead-lettered');
-      // and the outbound event of every charged payment, from the outbox, completed too
-      const recorded = outbound ? [...payments.chargesByEvent().keys()].map(recordedEventId) : [];
-      return (
-        [...sent.accepted].every((id) => done.has(id) || dead.has(id)) &&
-        recorded.every((id) => done.has(id))
-      );
-    },
-    120_000,
-  );
+  // From the event record: every accepted event completed or dead-lettered, the outbound event
+  // of every charged payment (from the outbox) completed too, and every die point passed. Counts
+  // show progress; the ids are compared only once the counts are there.
+  await untilDone('every accepted event to be processed or dead-lettered', async () => {
+    const recorded = outbound ? [...payments.chargesByEvent().keys()].map(recordedEventId) : [];
+    const finished =
+      (await stack.records.count({ state: 'completed' })) +
+      (await stack.records.count({ state: 'dead-lettered' }));
+    const progress = finished + kills;
+    if (kills < dieAt.length || finished < sent.accepted.size + recorded.length) return progress;
+    const done = await idsInState(stack.records, 'completed');
+    const dead = await idsInState(stack.records, 'dead-lettered');
+    const all =
+      [...sent.accepted].every((id) => done.has(id) || dead.has(id)) &&
+      recorded.every((id) => done.has(id));
+    return all ? true : progress;
+  });
   if (options.beforeClose) {
     await replacing;
     for (const m of monitors) await m.runOnce();

@@ -17,6 +17,11 @@ export interface SenderConfig {
   readonly runId: string;
   /** Add the three poison events (default true). */
   readonly poison?: boolean | undefined;
+  /**
+   * When set, the poison events are held back: sent (with their duplicates) only after every other
+   * delivery was sent and this resolves. Lets a run choose which worker meets them.
+   */
+  readonly poisonAfter?: (() => Promise<void>) | undefined;
 }
 
 export interface SendReport {
@@ -138,8 +143,10 @@ export async function runSender(config: SenderConfig): Promise<SendReport> {
     }
   };
 
-  const work: (() => Promise<void>)[] = [];
+  const mainWork: (() => Promise<void>)[] = [];
+  const held: (() => Promise<void>)[] = [];
   deliveries.forEach((d, i) => {
+    const work = config.poisonAfter && poison.has(d.id) ? held : mainWork;
     work.push(() => deliverUntilAccepted(d));
     if (i % 5 === 0) work.push(() => deliverUntilAccepted(d)); // a later redelivery
     if (i % 10 === 0)
@@ -156,13 +163,20 @@ export async function runSender(config: SenderConfig): Promise<SendReport> {
     }
   });
 
-  let next = 0;
-  const lanes = Array.from({ length: config.concurrency }, async () => {
-    while (next < work.length) {
-      const job = work[next++]!;
-      await job();
-    }
-  });
-  await Promise.all(lanes);
+  const runAll = async (work: (() => Promise<void>)[]): Promise<void> => {
+    let next = 0;
+    const lanes = Array.from({ length: config.concurrency }, async () => {
+      while (next < work.length) {
+        const job = work[next++]!;
+        await job();
+      }
+    });
+    await Promise.all(lanes);
+  };
+  await runAll(mainWork);
+  if (held.length > 0) {
+    await config.poisonAfter?.();
+    await runAll(held);
+  }
   return { requests, accepted, statuses, poison };
 }
