@@ -44,11 +44,12 @@ export interface Source {
    * Set by sources whose secrets depend on the request (`tenantSecrets`): the receiver awaits
    * it once the body is read and uses the verifier it resolves, handshake included, instead of
    * `verifier`; the tenant it names goes onto the envelope (header `onceflow-tenant`). Rejects with `SecretsLookupError` (→ 503 with `Retry-After`) when the secrets
-   * cannot be had, or `BadRequestError` (→ 400) when the request names no tenant.
+   * cannot be had, or `BadRequestError` (→ 400) when the request names no tenant. A source whose
+   * verifier needs a load that is not per tenant (PayPal's certificate) leaves `tenant` out.
    */
   readonly verifierFor?:
     | ((
         request: TenantRequest,
-      ) => Promise<{ readonly verifier: Verifier; readonly tenant: string }>)
+      ) => Promise<{ readonly verifier: Verifier; readonly tenant?: string | undefined }>)
     | undefined;
 }

@@ -12,6 +12,7 @@ export { type LinearConfig, linear } from './linear.js';
 export { type MailgunConfig, mailgun } from './mailgun.js';
 export { type MsgraphConfig, msgraph } from './msgraph.js';
 export { type PaddleConfig, paddle } from './paddle.js';
+export { type PaypalConfig, paypal } from './paypal.js';
 // Presets as data
 export { type PresetName, presets } from './presets.js';
 export { type SendgridConfig, sendgrid } from './sendgrid.js';

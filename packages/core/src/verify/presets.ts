@@ -9,6 +9,7 @@ import { linearPreset } from './linear.js';
 import { mailgunPreset } from './mailgun.js';
 import { msgraphPreset } from './msgraph.js';
 import { paddlePreset } from './paddle.js';
+import { paypalPreset } from './paypal.js';
 import { sendgridPreset } from './sendgrid.js';
 import { shopifyPreset } from './shopify.js';
 import { slackPreset } from './slack.js';
@@ -36,7 +37,8 @@ export type PresetName =
   | 'square'
   | 'sendgrid'
   | 'mailgun'
-  | 'intercom';
+  | 'intercom'
+  | 'paypal';
 
 /**
  * What onceflow knows about each built-in sender, as data (frozen): scheme, tolerance, where the
@@ -65,4 +67,5 @@ export const presets: Readonly<Record<PresetName, SenderPreset>> = Object.freeze
   sendgrid: sendgridPreset,
   mailgun: mailgunPreset,
   intercom: intercomPreset,
+  paypal: paypalPreset,
 });

@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync, sign } from 'node:crypto';
 import { verifyKey } from 'discord-interactions';
 import twilioSdk from 'twilio';
 import { describe, expect, it } from 'vitest';
-import { discord, eventGrid, twilio, zoom } from '../../src/verify/index.js';
+import { discord, eventGrid, paypal, twilio, zoom } from '../../src/verify/index.js';
 import { startReceiver } from './setup.js';
 
 // The new presets through the real receiver over HTTP: a signed delivery is accepted (202) and
@@ -134,5 +134,35 @@ describe('sender presets over HTTP', () => {
     expect((await post(batch, `${r.server.url}/webhooks/azure?code=nope`)).status).toBe(401);
     const published = r.spies.publish.mock.calls.flatMap((call) => call[0]);
     expect(published.map((p) => p.envelope.id).sort()).toEqual(['eg-a', 'eg-b']);
+  });
+});
+
+describe('paypal over HTTP', () => {
+  it('answers 503 with Retry-After while its certificate cannot be loaded, and nothing is stored', async () => {
+    await using r = await startReceiver({
+      sources: {
+        paypal: paypal({
+          webhookIds: ['WH1'],
+          fetchCertificate: async () => {
+            throw new Error('ECONNREFUSED');
+          },
+        }),
+      },
+    });
+    const res = await fetch(`${r.server.url}/webhooks/paypal`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'paypal-transmission-id': 't1',
+        'paypal-transmission-time': '2025-06-01T11:59:59Z',
+        'paypal-transmission-sig': 'c2ln',
+        'paypal-cert-url': 'https://api.paypal.com/v1/notifications/certs/CERT-1',
+        'paypal-auth-algo': 'SHA256withRSA',
+      },
+      body: '{"id":"WH-1","event_type":"PAYMENT.CAPTURE.COMPLETED"}',
+    });
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(r.spies.publish).not.toHaveBeenCalled();
   });
 });

@@ -35,6 +35,7 @@ describe('presets', () => {
         'sendgrid',
         'mailgun',
         'intercom',
+        'paypal',
       ].sort(),
     );
     for (const [name, preset] of Object.entries(presets)) {
@@ -70,6 +71,7 @@ describe('presets', () => {
       sendgrid: DAY,
       mailgun: 8 * HOUR,
       intercom: HOUR,
+      paypal: 3 * DAY,
     });
     expect(presets.stripe.toleranceSec).toBe(300);
     expect(presets.github.toleranceSec).toBeNull();
