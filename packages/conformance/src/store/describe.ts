@@ -11,6 +11,12 @@ import { lifecycleScenarios } from './scenarios/lifecycle.js';
 import { listingScenarios } from './scenarios/listing.js';
 import { noteScenarios } from './scenarios/notes.js';
 import { retentionScenarios } from './scenarios/retention.js';
+import { claimOrderScenarios } from './scenarios/claim-order.js';
+import { historyNoteScenarios } from './scenarios/history-notes.js';
+import { listOrderScenarios } from './scenarios/list-order.js';
+import { purgeCutoffScenarios } from './scenarios/purge-cutoff.js';
+import { refusalScenarios } from './scenarios/refusals.js';
+import { workerFirstScenarios } from './scenarios/worker-first.js';
 
 export interface StoreConformanceOptions<S extends Inbox & RecordStore = Inbox & RecordStore> {
   /** Makes a store for one scenario (fresh, or shared: scenarios use their own source names). */
@@ -49,6 +55,12 @@ function scenarios(): Scenario[] {
     ...noteScenarios,
     ...listingScenarios,
     ...retentionScenarios,
+    ...workerFirstScenarios,
+    ...claimOrderScenarios,
+    ...historyNoteScenarios,
+    ...listOrderScenarios,
+    ...purgeCutoffScenarios,
+    ...refusalScenarios,
   ].map(
     (s): Scenario => ({
       name: s.name,
