@@ -16,6 +16,7 @@ import { historyNoteScenarios } from './scenarios/history-notes.js';
 import { listOrderScenarios } from './scenarios/list-order.js';
 import { purgeCutoffScenarios } from './scenarios/purge-cutoff.js';
 import { refusalScenarios } from './scenarios/refusals.js';
+import { unclaimedStatsScenarios } from './scenarios/unclaimed-stats.js';
 import { workerFirstScenarios } from './scenarios/worker-first.js';
 
 export interface StoreConformanceOptions<S extends Inbox & RecordStore = Inbox & RecordStore> {
@@ -61,6 +62,7 @@ function scenarios(): Scenario[] {
     ...listOrderScenarios,
     ...purgeCutoffScenarios,
     ...refusalScenarios,
+    ...unclaimedStatsScenarios,
   ].map(
     (s): Scenario => ({
       name: s.name,
