@@ -12,6 +12,13 @@ import { lifecycleScenarios } from './scenarios/lifecycle.js';
 import { listingScenarios } from './scenarios/listing.js';
 import { noteScenarios } from './scenarios/notes.js';
 import { retentionScenarios } from './scenarios/retention.js';
+import { claimOrderScenarios } from './scenarios/claim-order.js';
+import { historyNoteScenarios } from './scenarios/history-notes.js';
+import { listOrderScenarios } from './scenarios/list-order.js';
+import { purgeCutoffScenarios } from './scenarios/purge-cutoff.js';
+import { refusalScenarios } from './scenarios/refusals.js';
+import { unclaimedStatsScenarios } from './scenarios/unclaimed-stats.js';
+import { workerFirstScenarios } from './scenarios/worker-first.js';
 
 export interface StoreConformanceOptions<S extends Inbox & RecordStore = Inbox & RecordStore> {
   /** Makes a store for one scenario (fresh, or shared: scenarios use their own source names). */
@@ -57,6 +64,13 @@ function scenarios(inboxOutcomes: boolean): Scenario[] {
     ...listingScenarios,
     ...retentionScenarios,
     ...(inboxOutcomes ? inboxOutcomeScenarios : noInboxOutcomeScenarios),
+    ...workerFirstScenarios,
+    ...claimOrderScenarios,
+    ...historyNoteScenarios,
+    ...listOrderScenarios,
+    ...purgeCutoffScenarios,
+    ...refusalScenarios,
+    ...unclaimedStatsScenarios,
   ].map(
     (s): Scenario => ({
       name: s.name,

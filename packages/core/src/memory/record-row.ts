@@ -74,7 +74,8 @@ export function enter(row: Row, now: number, entry: Omit<HistoryEntry, 'at'>): v
   row.updatedAt = now;
   const { state, attempt, code, actor, note } = entry;
   row.history.push({ at: now, state, attempt, code, actor, note });
-  if (row.history.length > HISTORY_LIMIT) row.history.splice(0, row.history.length - HISTORY_LIMIT);
+  // A count of 0 or less removes nothing, so no test of the length comes first.
+  row.history.splice(0, row.history.length - HISTORY_LIMIT);
 }
 
 export function toRecord(source: string, id: string, row: Row): EventRecord {
