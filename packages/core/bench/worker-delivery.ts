@@ -55,7 +55,12 @@ const resolved = Promise.resolve();
 let seq = 0;
 function envelopes(n: number) {
   return Array.from({ length: n }, () =>
-    createEnvelope({ id: `evt_${seq++}`, source: 'bench', type: 'bench.event', payload: { n: seq } }),
+    createEnvelope({
+      id: `evt_${seq++}`,
+      source: 'bench',
+      type: 'bench.event',
+      payload: { n: seq },
+    }),
   );
 }
 async function round(batch: ReturnType<typeof envelopes>): Promise<void> {
@@ -122,7 +127,8 @@ console.log(
     rounds: ROUNDS,
     promisesPerDelivery: promisesPer,
     cpuUsPerDelivery: Number(cpuUs?.toFixed(2)),
-    bytesPerDelivery: bytes.length > 0 ? Math.round(median(bytes) ?? 0) : 'a collection ran in every round',
+    bytesPerDelivery:
+      bytes.length > 0 ? Math.round(median(bytes) ?? 0) : 'a collection ran in every round',
     roundsWithoutGc: bytes.length,
   }),
 );
