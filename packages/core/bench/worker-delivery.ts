@@ -69,7 +69,11 @@ async function round(batch: ReturnType<typeof envelopes>): Promise<void> {
     await runDelivery(handler as (d: Delivery) => Promise<void>, {
       envelope,
       attempt: 1,
-      signal: lock.signal,
+      // As the adapters with a lock watch do: the signal is made only if something reads it.
+      get signal() {
+        return lock.signal;
+      },
+      lockLost: () => lock.isLost(),
       ack: () => {
         lock.dispose();
         return resolved;

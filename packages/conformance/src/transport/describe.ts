@@ -16,6 +16,7 @@ import { dedupeScenarios } from './scenarios/dedupe.js';
 import { deliveryScenarios } from './scenarios/delivery.js';
 import { healthCheckScenarios } from './scenarios/health-check.js';
 import { lifecycleScenarios } from './scenarios/lifecycle.js';
+import { lockSignalScenarios } from './scenarios/lock-signal.js';
 import { lockScenarios } from './scenarios/locks.js';
 import { retryScenarios } from './scenarios/retry.js';
 import { sizeScenarios } from './scenarios/size.js';
@@ -25,6 +26,7 @@ const groups: readonly ScenarioGroup[] = [
   deliveryScenarios,
   dedupeScenarios,
   lockScenarios,
+  lockSignalScenarios,
   retryScenarios,
   delayScenarios,
   deadLetterScenarios,
