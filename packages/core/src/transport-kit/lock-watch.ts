@@ -83,8 +83,12 @@ class WatchedLock implements LockWatch {
   }
 
   onLost(listener: () => void): void {
-    if (this.#reason !== undefined) listener();
-    else (this.#listeners ??= []).push(listener);
+    if (this.#reason !== undefined) {
+      listener();
+      return;
+    }
+    this.#listeners ??= [];
+    this.#listeners.push(listener);
   }
 
   renew(until: number): void {
