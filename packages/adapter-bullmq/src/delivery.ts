@@ -59,7 +59,6 @@ export function jobDelivery(
 class JobDelivery implements DeliveryInit, RunDeliveryOptions {
   readonly envelope: Envelope;
   readonly attempt: number;
-  readonly signal: AbortSignal;
   readonly #deps: JobDeliveryDeps;
   readonly #job: Job<unknown>;
   readonly #token: string;
@@ -81,12 +80,20 @@ class JobDelivery implements DeliveryInit, RunDeliveryOptions {
       until: (job.processedOn ?? Date.now()) + deps.lockMs,
       describe: `lock on ${job.queueName}/${job.id}`,
     });
-    this.signal = this.#lock.signal;
+  }
+
+  /** Made on first read only (a handler reading `ctx.signal`); `lockLost` answers without it. */
+  get signal(): AbortSignal {
+    return this.#lock.signal;
+  }
+
+  lockLost(): boolean {
+    return this.#lock.isLost();
   }
 
   async renewLock(): Promise<void> {
     const lock = this.#lock;
-    if (lock.signal.aborted) throw lock.signal.reason;
+    if (lock.isLost()) throw lock.signal.reason;
     const { lockMs } = this.#deps;
     const from = Date.now();
     const held = await asTransport('renewLock', () => this.#job.extendLock(this.#token, lockMs));

@@ -92,16 +92,13 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
       )
       .catch((err: unknown) => logger.debug({ err, url }, 'sqs: releasing a message failed'));
 
-  /** Runs one message; true when it was acked (its group may go on). */
-  const deliver = async (
-    received: Received,
-    onStart: (signal: AbortSignal) => void,
-  ): Promise<boolean> => {
+  /** Runs one message; true when it was acked (its group may go on). `onLockLost` is called once if its visibility is lost. */
+  const deliver = async (received: Received, onLockLost: () => void): Promise<boolean> => {
     const m = received.message;
     if (Date.now() >= received.receivedAt + received.lockMs - margin) return false; // waited too long: it returns on its own
     const envelope = decodeDelivery(m.Body ?? '');
     const init = receivedDelivery(deps, received, envelope, deps.attemptOf(m));
-    onStart(init.signal);
+    init.onLockLost(onLockLost);
     try {
       const outcome = await runDelivery(deps.handler, init, {
         onError: (err) =>
@@ -148,9 +145,7 @@ export function startConsumer(deps: ConsumerDeps): Subscription {
           }
           while (!inFlight.hasRoom) await inFlight.whenRoom();
           const received = { message, receivedAt, lockMs: deps.lockMs };
-          const ok = await inFlight.run(() =>
-            deliver(received, (signal) => signal.addEventListener('abort', () => finish(false))),
-          );
+          const ok = await inFlight.run(() => deliver(received, () => finish(false)));
           finish(ok);
         } finally {
           finish(false);

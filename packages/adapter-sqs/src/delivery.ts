@@ -43,7 +43,7 @@ export function receivedDelivery(
   received: Received,
   envelope: Envelope,
   attempt: number,
-): DeliveryInit & { dispose(): void } {
+): DeliveryInit & { dispose(): void; onLockLost(listener: () => void): void } {
   const { client, url, deletes } = deps;
   const { message, receivedAt, lockMs } = received;
   const handle = message.ReceiptHandle ?? '';
@@ -89,7 +89,12 @@ export function receivedDelivery(
   return {
     envelope,
     attempt,
-    signal: watch.signal,
+    // Made on first read only (a handler reading `ctx.signal`); `lockLost` answers without it.
+    get signal() {
+      return watch.signal;
+    },
+    lockLost: () => watch.isLost(),
+    onLockLost: (listener) => watch.onLost(listener),
     async renewLock() {
       watch.assertHeld('renewLock'); // a lost lock says so before any other refusal
       withinTwelveHours('renewLock', lockMs);

@@ -16,6 +16,7 @@ import { dedupeScenarios } from './scenarios/dedupe.js';
 import { deliveryScenarios } from './scenarios/delivery.js';
 import { healthCheckScenarios } from './scenarios/health-check.js';
 import { lifecycleScenarios } from './scenarios/lifecycle.js';
+import { lockSignalScenarios } from './scenarios/lock-signal.js';
 import { lockScenarios } from './scenarios/locks.js';
 import { receiverInboxScenarios } from './scenarios/receiver-inbox.js';
 import { retryScenarios } from './scenarios/retry.js';
@@ -26,6 +27,7 @@ const groups: readonly ScenarioGroup[] = [
   deliveryScenarios,
   dedupeScenarios,
   lockScenarios,
+  lockSignalScenarios,
   retryScenarios,
   delayScenarios,
   deadLetterScenarios,

@@ -60,8 +60,17 @@ export interface Delivery {
   readonly envelope: Envelope;
   /** 1 on the first delivery; every redelivery (retry or lock expiry) adds one. */
   readonly attempt: number;
-  /** Aborted when this delivery's lock is known to be lost; settling it then may not take effect. */
+  /**
+   * Aborted when this delivery's lock is known to be lost; settling it then may not take effect.
+   * It may be made on first read (already aborted if the lock is lost by then): ask `lockLost`,
+   * where given, rather than reading `signal.aborted`.
+   */
   readonly signal: AbortSignal;
+  /**
+   * True once this delivery's lock is known lost: the same as `signal.aborted`, without making
+   * the signal. Optional: a transport without it is asked `signal.aborted`.
+   */
+  lockLost?(): boolean;
   /**
    * Done: remove the message. Resolves once the broker has recorded it, or, where the
    * transport's `capabilities.settlement` says so, once the transport holds it for its next

@@ -1,13 +1,22 @@
 import { LockLostError } from '../errors.js';
 
 /**
- * One delivery's view of its broker lock (lease, job lock, visibility timeout). `signal` aborts
- * with `LockLostError` once the lock is known lost: its expiry (less `marginMs`) passed without a
- * renewal, or a settlement or extension found it gone (`lost`). Adapters refuse late settlements
- * with `assertHeld` where the broker would accept them. `dispose` stops the timer once settled.
+ * One delivery's view of its broker lock (lease, job lock, visibility timeout). It is lost once
+ * its expiry (less `marginMs`) passed without a renewal, or a settlement or extension found it
+ * gone (`lost`): `isLost()` turns true and `signal` aborts with `LockLostError`. Adapters refuse
+ * late settlements with `assertHeld` where the broker would accept them. `dispose` stops the
+ * timer once settled.
+ *
+ * `signal` is made on first read (an `AbortController` costs more than the rest of a delivery's
+ * bookkeeping), already aborted if the lock is lost by then: hand the watch's `isLost` to the
+ * kit's `DeliveryInit.lockLost` and read `signal` only where it is needed.
  */
 export interface LockWatch {
   readonly signal: AbortSignal;
+  /** True once the lock is known lost (the same moment `signal` aborts). Cheap: no signal made. */
+  isLost(): boolean;
+  /** Calls `listener` once when the lock is lost (at once if it is already): no signal made. */
+  onLost(listener: () => void): void;
   /** The lock now runs until `until` (ms epoch). Ignored once lost. */
   renew(until: number): void;
   /** Marks the lock lost (first reason wins) and aborts `signal`. */
@@ -42,7 +51,11 @@ export function watchLock(options: LockWatchOptions): LockWatch {
  * methods use `this`; every caller calls them on the watch.
  */
 class WatchedLock implements LockWatch {
-  readonly #controller = new AbortController();
+  /** Made on first read of `signal`. */
+  #controller: AbortController | undefined;
+  /** Set once lost; the controller, if made, is aborted with it. */
+  #reason: LockLostError | undefined;
+  #listeners: (() => void)[] | undefined;
   readonly #describe: string;
   readonly #marginMs: number;
   readonly #expiredReason: string;
@@ -58,11 +71,28 @@ class WatchedLock implements LockWatch {
   }
 
   get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#reason !== undefined) this.#controller.abort(this.#reason);
+    }
     return this.#controller.signal;
   }
 
+  isLost(): boolean {
+    return this.#reason !== undefined;
+  }
+
+  onLost(listener: () => void): void {
+    if (this.#reason !== undefined) {
+      listener();
+      return;
+    }
+    this.#listeners ??= [];
+    this.#listeners.push(listener);
+  }
+
   renew(until: number): void {
-    if (this.#controller.signal.aborted) return;
+    if (this.#reason !== undefined) return;
     this.dispose();
     this.#deadline = until;
     this.#arm();
@@ -70,15 +100,18 @@ class WatchedLock implements LockWatch {
 
   lost(reason: string): void {
     this.dispose();
-    if (!this.#controller.signal.aborted)
-      this.#controller.abort(new LockLostError(`${this.#describe} lost: ${reason}`));
+    if (this.#reason !== undefined) return;
+    this.#reason = new LockLostError(`${this.#describe} lost: ${reason}`);
+    this.#controller?.abort(this.#reason);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener();
   }
 
   assertHeld(op: string): void {
     if (Date.now() >= this.#deadline - this.#marginMs) this.lost(this.#expiredReason);
-    const signal = this.#controller.signal;
-    if (signal.aborted) {
-      throw new LockLostError(`${op} refused: ${(signal.reason as LockLostError).message}`);
+    if (this.#reason !== undefined) {
+      throw new LockLostError(`${op} refused: ${this.#reason.message}`);
     }
   }
 

@@ -7,11 +7,19 @@ import { SettlementCell, type SettlementOutcome, type SettlementRecorder } from 
  * What an adapter knows about one received message: the envelope and its broker operations.
  * `renewLock`, where the broker can renew a lock, renews it for the transport's `lock.ms`; the
  * delivery handed to the handler is then a `RenewableDelivery`.
+ *
+ * `signal` is read only when the handler (or the worker, for a handler that reads `ctx.signal`)
+ * needs it, never eagerly by `runDelivery`, so an init may make it on first read (a getter, as
+ * `LockWatch.signal` does) if it also gives `lockLost`: the delivery's `lockLost()` then answers
+ * from it, and a delivery nobody listens to makes no `AbortController`. A signal made after the
+ * lock was lost must be aborted already. Methods are called on the init (`this` is the init).
  */
 export interface DeliveryInit extends SettlementRecorder {
   readonly envelope: Envelope;
   readonly attempt: number;
   readonly signal: AbortSignal;
+  /** True once the lock is known lost (the moment `signal` aborts). Without it: `signal.aborted`. */
+  lockLost?(): boolean;
   readonly renewLock?: (() => Promise<void>) | undefined;
 }
 
@@ -31,7 +39,8 @@ export interface RunDeliveryOptions {
  *
  * @example
  * const outcome = await runDelivery(handler, {
- *   envelope, attempt, signal: lock.signal, ack, retry, renewLock,
+ *   envelope, attempt, get signal() { return lock.signal }, lockLost: () => lock.isLost(),
+ *   ack, retry, renewLock,
  * });
  */
 export async function runDelivery(
@@ -40,12 +49,10 @@ export async function runDelivery(
   options: RunDeliveryOptions = {},
 ): Promise<SettlementOutcome | undefined> {
   const settlement = new SettlementCell(init);
-  const { envelope, attempt, signal, renewLock } = init;
-  const { ack, retry } = settlement;
   const delivery: Delivery | RenewableDelivery =
-    renewLock === undefined
-      ? { envelope, attempt, signal, ack, retry }
-      : { envelope, attempt, signal, ack, retry, renewLock: () => renewLock.call(init) };
+    init.renewLock === undefined
+      ? new KitDelivery(init, settlement)
+      : new RenewableKitDelivery(init, settlement);
   let failure: { error: unknown } | undefined;
   try {
     await handler(delivery);
@@ -75,5 +82,42 @@ export async function runDelivery(
   } catch (error) {
     options.onError?.(error);
     return undefined;
+  }
+}
+
+/**
+ * The delivery handed to the handler: its signal read from the init only when read (an init may
+ * make it lazily), the settle methods of its settlement cell. Getters on the prototype: one
+ * hidden class for every delivery.
+ */
+class KitDelivery implements Delivery {
+  readonly envelope: Envelope;
+  readonly attempt: number;
+  readonly ack: () => Promise<void>;
+  readonly retry: SettlementCell['retry'];
+  protected readonly init: DeliveryInit;
+
+  constructor(init: DeliveryInit, settlement: SettlementCell) {
+    this.envelope = init.envelope;
+    this.attempt = init.attempt;
+    this.ack = settlement.ack;
+    this.retry = settlement.retry;
+    this.init = init;
+  }
+
+  get signal(): AbortSignal {
+    return this.init.signal;
+  }
+
+  lockLost(): boolean {
+    const { init } = this;
+    return init.lockLost === undefined ? init.signal.aborted : init.lockLost();
+  }
+}
+
+class RenewableKitDelivery extends KitDelivery implements RenewableDelivery {
+  renewLock(): Promise<void> {
+    const { init } = this;
+    return (init.renewLock as () => Promise<void>).call(init);
   }
 }

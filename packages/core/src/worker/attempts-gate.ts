@@ -1,9 +1,11 @@
-import type { Middleware } from './pipeline.js';
+import type { Job } from './job.js';
+import type { StepResult } from './pipeline.js';
 
 /**
  * Refuses to run a delivery that arrives with `attempt > maxAttempts`: a crash loop (the process
  * dies inside the handler, so nothing settles) or repeated lock expiry would otherwise run it
- * forever. It is dead-lettered as `attempts exhausted` without running the handler.
+ * forever. It is dead-lettered as `attempts exhausted` without running the handler; `undefined`
+ * lets the job run.
  *
  * It sits after the processed-guard on purpose: an event already processed is acked, and one
  * whose lease another attempt still holds is retried (busy), so a long first attempt is never
@@ -13,8 +15,8 @@ import type { Middleware } from './pipeline.js';
  * `maxAttempts` with that in mind. (A lease about to expire, the usual crash case, is waited out
  * in process by the guard and costs no attempt.)
  */
-export function attemptsGate(maxAttempts: number): Middleware {
-  const exhausted = Promise.resolve({ status: 'exhausted' } as const);
-  // Not async: a delivery that passes costs no promise of its own.
-  return (next) => (job) => (job.attempt > maxAttempts ? exhausted : next(job));
+export function attemptsGate(maxAttempts: number): (job: Job) => StepResult | undefined {
+  return (job) => (job.attempt > maxAttempts ? EXHAUSTED : undefined);
 }
+
+const EXHAUSTED: StepResult = { status: 'exhausted' };

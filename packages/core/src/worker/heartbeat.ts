@@ -2,11 +2,16 @@ import { isOnceflowError } from '../errors.js';
 import { errorLogFields } from '../observability/event-fields.js';
 import { type LockDeps, renewLease, renewTransportLock } from './lock.js';
 import type { Job } from './job.js';
-import type { Middleware } from './pipeline.js';
 
 export interface HeartbeatOptions extends LockDeps {
   /** Tick interval in ms, or `false` for no heartbeat. */
   readonly intervalMs: number | false;
+}
+
+/** Starts and stops the heartbeat of each running job; see `heartbeat`. */
+export interface Heartbeat {
+  start(job: Job): Beat;
+  stop(beat: Beat): void;
 }
 
 /**
@@ -16,24 +21,17 @@ export interface HeartbeatOptions extends LockDeps {
  * and the processing lease, each for `lockMs` from now. A lost transport lock or lease aborts `ctx.signal` with `LockLostError`;
  * after a lost transport lock the lease is still renewed while the handler runs, so no other
  * attempt starts the same event until this one stops. Transient failures are logged and retried
- * on the next tick. Stops when the handler settles; never outlives the job.
+ * on the next tick. The pipeline starts a job's beat before the handler and stops it when the
+ * handler settles, so it never outlives the job. `undefined` for `intervalMs: false`: no heartbeat.
  */
-export function heartbeat(options: HeartbeatOptions): Middleware {
+export function heartbeat(options: HeartbeatOptions): Heartbeat | undefined {
   const { intervalMs } = options;
-  if (intervalMs === false) return (next) => next;
-  const beats = createBeats(options, intervalMs);
-  return (next) => async (job) => {
-    const beat = beats.start(job);
-    try {
-      return await next(job);
-    } finally {
-      beats.stop(beat);
-    }
-  };
+  if (intervalMs === false) return undefined;
+  return createBeats(options, intervalMs);
 }
 
 /** One running job's heartbeat state. */
-interface Beat {
+export interface Beat {
   readonly job: Job;
   /** When (epoch ms) its next renewal is due. */
   due: number;
@@ -49,7 +47,7 @@ interface Beat {
  * that quarter, so a job renews every 0.75 to 1 `intervalMs` (early, never late). The first tick
  * that finds no job running stops it, so jobs run one after another share one timer too.
  */
-function createBeats(options: HeartbeatOptions, intervalMs: number) {
+function createBeats(options: HeartbeatOptions, intervalMs: number): Heartbeat {
   const tickMs = Math.max(1, Math.floor(intervalMs / 4));
   const running = new Set<Beat>();
   let timer: NodeJS.Timeout | undefined;

@@ -1,38 +1,25 @@
-import { OnceflowError } from '../errors.js';
 import { traceHandler } from '../observability/trace-delivery.js';
 import { createHandlerContext } from './context.js';
 import type { EventHandler } from './handler.js';
+import type { Job } from './job.js';
 import type { LockDeps } from './lock.js';
-import { composeHandler, type HandlerMiddleware, type HandlerStep } from './middleware.js';
-import type { Step, StepResult } from './pipeline.js';
+import { composeHandler, type HandlerMiddleware } from './middleware.js';
 
-const HANDLED: StepResult = { status: 'handled' };
+/** Runs one job's handler (inside the user's middleware); resolves or rejects as that chain does. */
+export type Invoke = (job: Job) => Promise<unknown>;
 
 /**
- * The innermost step: runs the handler, inside the user's `middleware`, with its context (the
- * payload is decoded and validated there). Does not start once the job's signal is aborted.
- * Resolves `handled` when that chain resolves; anything thrown goes to `verdict.ts` unchanged.
- * Records the chain's run time on the job.
+ * Plans the innermost step for one handler, once: its `middleware` chain is composed here (none:
+ * the handler is called directly), and each call builds the job's context (the payload is decoded
+ * and validated inside the chain) and runs the chain, in a `handle` span only when the delivery's
+ * `process` span records. Anything thrown goes to `verdict.ts` unchanged.
  */
-export function invokeHandler(deps: LockDeps, middleware: readonly HandlerMiddleware[]): Step {
-  const chains = new Map<EventHandler, HandlerStep>();
-  return async (job) => {
-    const handler = job.handler;
-    if (handler === undefined) throw new OnceflowError('INTERNAL', 'no handler was routed');
-    // Lock lost or shutdown while the guard was taking the lease: do not start the handler.
-    if (job.abortedBy !== undefined) throw job.abort.signal.reason;
-    let chain = chains.get(handler);
-    if (chain === undefined) {
-      chain = composeHandler(middleware, handler);
-      chains.set(handler, chain);
-    }
-    const ctx = createHandlerContext(job, deps);
-    const started = deps.now();
-    try {
-      await traceHandler(job.delivery, handler.type, chain, ctx);
-    } finally {
-      job.handlerMs = deps.now() - started;
-    }
-    return HANDLED;
-  };
+export function planHandler(
+  handler: EventHandler,
+  middleware: readonly HandlerMiddleware[],
+  deps: LockDeps,
+): Invoke {
+  const chain = composeHandler(middleware, handler);
+  const { type } = handler;
+  return (job) => traceHandler(job.delivery, type, chain, createHandlerContext(job, deps));
 }

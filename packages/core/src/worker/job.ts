@@ -44,9 +44,10 @@ export interface Job {
 const ONCE = { once: true } as const;
 
 /**
- * A job that reads its delivery's signal when its own state is read, and listens to it (itself,
- * `handleEvent`: no listener closure) only once its own abort controller exists, created on first
- * read. Until then nothing can observe the abort but `abortedBy`, which checks the delivery's
+ * A job that asks its delivery whether its lock is lost (`Delivery.lockLost`, else its signal)
+ * when its own state is read, and listens to the delivery's signal (itself, `handleEvent`: no
+ * listener closure) only once its own abort controller exists, created on first read (a handler
+ * read `ctx.signal`): a delivery whose handler never reads it makes no signal at all. Until then nothing can observe the abort but `abortedBy`, which checks the delivery's
  * signal first; so lock loss reads the same as with a listener from the start.
  */
 class DeliveryJob implements Job {
@@ -81,7 +82,7 @@ class DeliveryJob implements Job {
   }
 
   get abortedBy(): Job['abortedBy'] {
-    if (this.#abortedBy === undefined && this.delivery.signal.aborted) this.handleEvent();
+    if (this.#abortedBy === undefined && lockLost(this.delivery)) this.handleEvent();
     return this.#abortedBy;
   }
 
@@ -112,6 +113,10 @@ class DeliveryJob implements Job {
     if (this.#listening) this.delivery.signal.removeEventListener('abort', this);
   }
 }
+
+/** The delivery's lock is lost: asked without making its signal where the transport can. */
+const lockLost = (d: Delivery): boolean =>
+  typeof d.lockLost === 'function' ? d.lockLost() : d.signal.aborted;
 
 /**
  * Creates the job for one delivery: its child logger, and its abort controller, wired to the

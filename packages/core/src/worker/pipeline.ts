@@ -1,4 +1,9 @@
+import { OnceflowError } from '../errors.js';
+import type { Heartbeat } from './heartbeat.js';
+import type { Invoke } from './invoke.js';
 import type { Job } from './job.js';
+import type { RecordGuard } from './record-guard.js';
+import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
 /**
  * What a step reports when it returns; throwing reports an error. `verdict.ts` turns either into
@@ -21,12 +26,79 @@ export type StepResult =
   | { readonly status: 'unroutable'; readonly type: string }
   | { readonly status: 'ignored' };
 
-export type Step = (job: Job) => Promise<StepResult>;
+/** The worker's policies, each a plain function the planned attempt calls in order. */
+export interface PipelineSteps {
+  /** `unknownType`: a result for an undecodable or unrouted job, else `undefined`. */
+  readonly route: (job: Job) => StepResult | undefined;
+  readonly guard: RecordGuard;
+  /** `attemptsGate`: `exhausted`, or `undefined` to run. */
+  readonly gate: (job: Job) => StepResult | undefined;
+  /** Undefined without a heartbeat (`heartbeatMs: false`). */
+  readonly heartbeat: Heartbeat | undefined;
+  readonly policyFor: (job: Job) => VerdictPolicy;
+  /** Applies the verdict: the record's end, then the broker's settlement (`applyVerdict`). */
+  readonly settle: (job: Job, verdict: Verdict) => Promise<void>;
+  /** Jobs being handled: the attempt adds its job first and removes it once settled. */
+  readonly running: { add(job: Job): void; delete(job: Job): void };
+  readonly now: () => number;
+}
 
-/** Policy around a step, as in Watermill's `HandlerMiddleware`. */
-export type Middleware = (next: Step) => Step;
+/** One delivery's attempt, from the guard to the settlement. Never rejects. */
+export type Attempt = (job: Job & { dispose(): void }) => Promise<void>;
 
-/** `compose([a, b], final)` runs a → b → final; the first middleware is the outermost. */
-export function compose(middleware: readonly Middleware[], final: Step): Step {
-  return middleware.reduceRight<Step>((next, mw) => mw(next), final);
+const HANDLED: StepResult = { status: 'handled' };
+
+/**
+ * Plans one handler's attempt, once per handler at `createWorker`: unknown type → record guard
+ * (`begin`) → attempts gate → heartbeat → `invoke` (the handler in its middleware) → one verdict
+ * (`verdict.ts`) → `settle`. One async function: it awaits the record's `begin`, the handler and
+ * the settlement, and nothing else (the policies between them are synchronous), so a delivery
+ * costs a few promises rather than one per policy. `invoke` undefined plans the attempt of a job
+ * no handler is registered for (`route` always answers it).
+ *
+ * Behaves as the policies composed in that order, outermost first: whatever `begin` or the
+ * handler throws is decided as an error; a job aborted (lock lost, shutdown) while the guard took
+ * its lease does not start its handler.
+ */
+export function planAttempt(steps: PipelineSteps, invoke: Invoke | undefined): Attempt {
+  const { route, guard, gate, heartbeat, policyFor, settle, running, now } = steps;
+  return async (job) => {
+    running.add(job);
+    try {
+      let verdict: Verdict;
+      try {
+        let result = route(job);
+        if (result === undefined) {
+          let begun = await guard.begin(job);
+          if (begun.status === 'busy' && guard.waits(begun))
+            begun = await guard.waitOut(job, begun);
+          result = guard.admit(job, begun) ?? gate(job);
+        }
+        if (result === undefined) {
+          const beat = heartbeat?.start(job);
+          try {
+            // Lock lost or shutdown while the guard was taking the lease: do not start the handler.
+            if (job.abortedBy !== undefined) throw job.abort.signal.reason;
+            if (invoke === undefined) throw new OnceflowError('INTERNAL', 'no handler was routed');
+            const started = now();
+            try {
+              await invoke(job);
+            } finally {
+              job.handlerMs = now() - started;
+            }
+          } finally {
+            if (beat !== undefined) heartbeat?.stop(beat);
+          }
+          result = HANDLED;
+        }
+        verdict = decideVerdict({ result }, policyFor(job));
+      } catch (error) {
+        verdict = decideVerdict({ error }, policyFor(job));
+      }
+      await settle(job, verdict);
+    } finally {
+      job.dispose();
+      running.delete(job);
+    }
+  };
 }

@@ -5,11 +5,12 @@ import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
 import { traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
 import { heartbeat } from './heartbeat.js';
+import type { EventHandler } from './handler.js';
 import { receiverInboxHook } from './inbox-outcome.js';
-import { invokeHandler } from './invoke.js';
-import { createJob, type Job } from './job.js';
+import { planHandler } from './invoke.js';
+import { createJob } from './job.js';
 import type { LockDeps } from './lock.js';
-import { compose } from './pipeline.js';
+import { type Attempt, type PipelineSteps, planAttempt } from './pipeline.js';
 import { recordGuard } from './record-guard.js';
 import { hasBrokerDeadLetters, recordBrokerDeadLetter } from './broker-dead-letters.js';
 import { backoffDelay } from './retry-policy.js';
@@ -19,7 +20,6 @@ import { createRunningJobs } from './running-jobs.js';
 import { unknownType } from './unknown-type.js';
 import { compileRoutes } from '../routing/router.js';
 import { untilAvailable } from './wait-for-broker.js';
-import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
 
 /** What a worker is doing right now, for probes (`createProbes`) and shutdown reports. */
 export interface WorkerStatus {
@@ -83,15 +83,6 @@ export function createWorker(config: WorkerConfig): Worker {
   // A store that failed to record an outcome: the broker offers the message again after this.
   const recordRetryMs = Math.min(5_000, transport.capabilities.maxDelayMs);
   const verdictDeps: VerdictDeps = { records, metrics, consumer, now, recordRetryMs };
-  const run = compose(
-    [
-      unknownType(cfg.unknownType),
-      recordGuard(records, { leaseMs: cfg.lockMs, consumer }),
-      attemptsGate(cfg.retry.maxAttempts),
-      heartbeat({ ...lockDeps, intervalMs: cfg.heartbeatMs }),
-    ],
-    invokeHandler(lockDeps, cfg.middleware),
-  );
   const loadReference = claimCheckLoader({
     records,
     enabled: cfg.claimCheck,
@@ -102,35 +93,48 @@ export function createWorker(config: WorkerConfig): Worker {
   });
   const running = createRunningJobs();
   const backoff = (attempt: number) => backoffDelay(attempt, cfg.retry, random);
-  const policyFor = (job: Job): VerdictPolicy => ({
-    attempt: job.attempt,
-    maxAttempts: cfg.retry.maxAttempts,
-    backoff,
-    maxDelayMs: transport.capabilities.maxDelayMs,
-    interruptedByShutdown: job.abortedBy === 'shutdown',
-  });
+  const steps: PipelineSteps = {
+    route: unknownType(cfg.unknownType),
+    guard: recordGuard(records, { leaseMs: cfg.lockMs, consumer }),
+    gate: attemptsGate(cfg.retry.maxAttempts),
+    heartbeat: heartbeat({ ...lockDeps, intervalMs: cfg.heartbeatMs }),
+    policyFor: (job) => ({
+      attempt: job.attempt,
+      maxAttempts: cfg.retry.maxAttempts,
+      backoff,
+      maxDelayMs: transport.capabilities.maxDelayMs,
+      interruptedByShutdown: job.abortedBy === 'shutdown',
+    }),
+    settle: (job, verdict) => traceVerdict(job.delivery, verdict, applyVerdict, job, verdictDeps),
+    running,
+    now,
+  };
+  // Planned once per handler here, not per delivery.
+  const attempts = new Map<EventHandler, Attempt>(
+    cfg.handlers.map((h) => [h, planAttempt(steps, planHandler(h, cfg.middleware, lockDeps))]),
+  );
+  const unrouted = planAttempt(steps, undefined);
 
-  async function onDelivery(received: Delivery): Promise<void> {
-    const loaded = loadReference(received);
-    // Most deliveries are no reference and come back as they are: no promise to wait for.
-    const delivery = loaded instanceof Promise ? await loaded : loaded;
-    if (delivery === undefined) return;
-    const handler = handlers.route(delivery.envelope.source, delivery.envelope.type);
+  /** The handler routed for an event (`[source:]type` patterns, compiled once), if any. */
+  const handlerFor = (source: string, type: string): EventHandler | undefined =>
+    handlers.route(source, type);
+
+  const deliver = (delivery: Delivery): Promise<void> => {
+    const handler = handlerFor(delivery.envelope.source, delivery.envelope.type);
     const job = createJob(delivery, handler, logger, now() + cfg.lockMs, cfg.lockMs);
-    running.add(job);
+    return ((handler && attempts.get(handler)) ?? unrouted)(job);
+  };
+
+  const onDelivery = (received: Delivery): Promise<void> => {
     try {
-      let verdict: Verdict;
-      try {
-        verdict = decideVerdict({ result: await run(job) }, policyFor(job));
-      } catch (error) {
-        verdict = decideVerdict({ error }, policyFor(job));
-      }
-      await traceVerdict(delivery, verdict, applyVerdict, job, verdictDeps);
-    } finally {
-      job.dispose();
-      running.delete(job);
+      const loaded = loadReference(received);
+      // Most deliveries are no reference and come back as they are: no promise to wait for.
+      if (loaded instanceof Promise) return loaded.then((d) => (d === undefined ? d : deliver(d)));
+      return loaded === undefined ? DONE : deliver(loaded);
+    } catch (err) {
+      return Promise.reject(err);
     }
-  }
+  };
 
   // The receiver's inbox beside `records`: marked before each ack; a forgotten one is logged.
   const told = receiverInboxHook({
@@ -223,6 +227,8 @@ export function createWorker(config: WorkerConfig): Worker {
 
   return { start, close, status, [Symbol.asyncDispose]: close };
 }
+
+const DONE: Promise<void> = Promise.resolve();
 
 const isTopologySetup = (t: Transport): t is Transport & TopologySetup =>
   typeof (t as Partial<TopologySetup>).start === 'function';

@@ -43,9 +43,13 @@ export function leasedDelivery(
   return {
     envelope,
     attempt: message.attempt,
-    signal: lease.signal,
+    // Made on first read only (a handler reading `ctx.signal`); `lockLost` answers without it.
+    get signal() {
+      return lease.signal;
+    },
+    lockLost: () => lease.isLost(),
     async renewLock() {
-      if (lease.signal.aborted) throw lease.signal.reason;
+      if (lease.isLost()) throw lease.signal.reason;
       const until = await asTransport('renewLock', () => store.extend(seq, token, deps.lockMs));
       if (until === undefined) {
         lease.lost('renewLock found the lease expired or taken');
