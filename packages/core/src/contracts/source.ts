@@ -5,7 +5,7 @@ import type { IncomingWebhook, Verifier } from './verifier.js';
  * reading code, and to check the inbox retention against the sender's retry horizon.
  */
 export interface SenderPreset {
-  /** `stripe`, `github`, `slack`, `shopify`, `standard-webhooks`, `msgraph`, `hmac`. */
+  /** The sender: a key of `presets` (`stripe`, `github`, `twilio`, `event-grid`, …), or `cloudevents`. */
   readonly name: string;
   /** The signature scheme in one line, e.g. `HMAC-SHA256(secret, t + "." + body), hex, header Stripe-Signature v1`. */
   readonly scheme: string;
