@@ -60,9 +60,10 @@ const summary = await runDemo({
       }
     : undefined,
 });
-/** The demo's verdict: nothing lost (inbound or outbound), nothing doubled, every poison event dead-lettered. */
+/** The demo's verdict: every event accepted, nothing lost (inbound or outbound), nothing doubled, every poison event dead-lettered. */
 function okOf(summary: Summary): boolean {
   return (
+    summary.notAccepted === 0 &&
     summary.lost === 0 &&
     summary.outboundLost === 0 &&
     summary.doubled === 0 &&
@@ -77,11 +78,12 @@ function printSummary(summary: Summary): void {
   }
   console.log('');
   console.log('summary');
-  for (const [k, v] of Object.entries(summary)) console.log(`  ${k.padEnd(22)} ${v}`);
+  for (const [k, v] of Object.entries(summary))
+    console.log(`  ${k.padEnd(22)} ${typeof v === 'object' ? JSON.stringify(v) : v}`);
   console.log(
     okOf(summary)
       ? '\nOK: nothing lost, nothing doubled.'
-      : '\nFAILED: see lost / outboundLost / doubled / poisonNotDeadLettered above.',
+      : '\nFAILED: see notAccepted / lost / outboundLost / doubled / poisonNotDeadLettered above.',
   );
 }
 if (!values.console) printSummary(summary);

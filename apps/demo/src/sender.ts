@@ -33,6 +33,21 @@ export interface SendReport {
   readonly statuses: ReadonlyMap<number, number>;
   /** Ids the simulator meant as poison (expected to be dead-lettered). */
   readonly poison: ReadonlySet<string>;
+  /** Ids never accepted within the sender's retry horizon (`RETRY_HORIZON_MS`). */
+  readonly gaveUp: ReadonlySet<string>;
+}
+
+/**
+ * How long the simulated sender keeps retrying one delivery that gets no 2xx. Real senders retry
+ * for hours or days (Stripe: 3 days); five minutes is far past any outage a run has, yet ends a
+ * run whose receiver never recovers.
+ */
+const RETRY_HORIZON_MS = 300_000;
+
+/** The wait before the next attempt: the receiver's `Retry-After` (capped at 2 s), else a short backoff. */
+function retryDelayMs(attempt: number, retryAfter: string | null): number {
+  const asked = retryAfter === null ? Number.NaN : Number(retryAfter) * 1000;
+  return Number.isFinite(asked) ? Math.min(asked, 2_000) : Math.min(20 * (attempt + 1), 1_000);
 }
 
 interface Delivery {
@@ -97,7 +112,11 @@ export function buildDeliveries(config: SenderConfig): {
   return { deliveries: out, poison };
 }
 
-async function post(config: SenderConfig, d: Delivery, tamper = false): Promise<number> {
+async function post(
+  config: SenderConfig,
+  d: Delivery,
+  tamper = false,
+): Promise<{ status: number; retryAfter: string | null }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (d.source === 'stripe') {
     // Stripe signs every attempt anew, with the current timestamp.
@@ -117,7 +136,7 @@ async function post(config: SenderConfig, d: Delivery, tamper = false): Promise<
     body,
   });
   await res.arrayBuffer();
-  return res.status;
+  return { status: res.status, retryAfter: res.headers.get('retry-after') };
 }
 
 /**
@@ -130,16 +149,23 @@ export async function runSender(config: SenderConfig): Promise<SendReport> {
   const statuses = new Map<number, number>();
   let requests = 0;
 
+  const gaveUp = new Set<string>();
   const deliverUntilAccepted = async (d: Delivery): Promise<void> => {
-    for (let attempt = 0; attempt < 50; attempt++) {
+    const until = Date.now() + RETRY_HORIZON_MS;
+    for (let attempt = 0; ; attempt++) {
       requests++;
-      const status = await post(config, d);
+      const { status, retryAfter } = await post(config, d);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
       if (status >= 200 && status < 300) {
         accepted.add(d.id);
+        gaveUp.delete(d.id);
         return;
       }
-      await new Promise((r) => setTimeout(r, 20 * (attempt + 1)));
+      if (Date.now() > until) {
+        if (!accepted.has(d.id)) gaveUp.add(d.id);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, retryDelayMs(attempt, retryAfter)));
     }
   };
 
@@ -157,7 +183,7 @@ export async function runSender(config: SenderConfig): Promise<SendReport> {
       // A forged delivery: must be refused with 401 and never accepted.
       work.push(async () => {
         requests++;
-        const status = await post(config, d, true);
+        const { status } = await post(config, d, true);
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
       });
     }
@@ -178,5 +204,5 @@ export async function runSender(config: SenderConfig): Promise<SendReport> {
     await config.poisonAfter?.();
     await runAll(held);
   }
-  return { requests, accepted, statuses, poison };
+  return { requests, accepted, statuses, poison, gaveUp };
 }

@@ -11,6 +11,10 @@ export interface Summary {
   readonly received: number;
   /** Distinct event ids answered with a 2xx. */
   readonly accepted: number;
+  /** Events the sender gave up on: no 2xx within its retry horizon (the answers are in `statuses`). */
+  readonly notAccepted: number;
+  /** Answers to the sender, by status code. */
+  readonly statuses: Readonly<Record<string, number>>;
   /** Requests refused with 401 (forged signatures). */
   readonly rejected: number;
   /** Duplicates that caused no work: at the inbox plus at the worker's guard on the record. */
@@ -101,6 +105,8 @@ export async function summarise(input: {
     broker: stack.broker,
     received: await sum(metrics.webhooksReceived),
     accepted: sent.accepted.size,
+    notAccepted: sent.gaveUp.size,
+    statuses: Object.fromEntries(sent.statuses),
     rejected: sent.statuses.get(401) ?? 0,
     duplicatesSuppressed: (await sum(metrics.duplicatesSuppressed)) + input.workerSuppressed,
     processed: [...completed].filter((id) => sent.accepted.has(id)).length,

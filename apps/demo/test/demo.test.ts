@@ -18,6 +18,7 @@ describe.each(brokers)('demo on %s: %s', (broker) => {
   it('loses nothing and doubles nothing while the worker is killed mid-batch', async () => {
     const summary = await runDemo({ broker, events: 160, kill: true, log: () => {} });
     expect(summary.workerKills).toBe(2);
+    expect(summary.notAccepted, JSON.stringify(summary.statuses)).toBe(0);
     expect(summary.lost).toBe(0);
     expect(summary.doubled).toBe(0);
     expect(summary.poisonNotDeadLettered).toBe(0);
@@ -44,6 +45,7 @@ describe.each(brokers)('demo on %s: %s', (broker) => {
       log: () => {},
     });
     expect(summary.workerKills).toBe(2);
+    expect(summary.notAccepted, JSON.stringify(summary.statuses)).toBe(0);
     expect(summary.lost).toBe(0);
     expect(summary.doubled).toBe(0);
     expect(summary.deadLettered).toBe(3);

@@ -13,6 +13,7 @@ describe('demo worker memory', () => {
       outbound: false,
       log: () => {},
     });
+    expect(summary.notAccepted, JSON.stringify(summary.statuses)).toBe(0);
     expect(summary.lost).toBe(0);
     expect(summary.doubled).toBe(0);
     expect(summary.processed).toBe(12_500);
