@@ -7,7 +7,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { elasticmq } from './brokers/elasticmq.mjs';
 import { kafka } from './brokers/kafka.mjs';
-import { runningPid, stop } from './brokers/process.mjs';
+import { runningPid, stop, withStartLock } from './brokers/process.mjs';
 
 export const brokers = { kafka, sqs: elasticmq };
 
@@ -23,14 +23,16 @@ export async function up(names = Object.keys(brokers)) {
     const broker = brokers[name];
     if (!broker)
       throw new Error(`unknown broker "${name}"; choose from: ${Object.keys(brokers).join(', ')}`);
-    if (await broker.ready()) {
-      console.log(`${name}: already running (${broker.address})`);
-      continue;
-    }
-    const t0 = Date.now();
-    await broker.up(dirs);
-    console.log(`${name}: up at ${broker.address} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    started.push(name);
+    await withStartLock(dirs.stateDir, name, async () => {
+      if (await broker.ready()) {
+        console.log(`${name}: already running (${broker.address})`);
+        return;
+      }
+      const t0 = Date.now();
+      await broker.up(dirs);
+      console.log(`${name}: up at ${broker.address} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      started.push(name);
+    });
   }
   return started;
 }

@@ -1,7 +1,15 @@
 // Background broker processes for tests and laptops: start detached with a pid file and a log,
 // wait until the port answers, stop by pid file.
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { reachable } from '../services.mjs';
 
@@ -41,6 +49,48 @@ export function startDetached({ stateDir, name, command, args, cwd, env }) {
   writeFileSync(pidFile(stateDir, name), String(child.pid));
   child.unref();
   return child.pid;
+}
+
+/**
+ * Runs `start` holding `<stateDir>/<name>.start-lock`, so two starts of one broker at once (two
+ * clones' `pnpm test`, a script beside a test run) never format and run one data directory
+ * twice: the second waits for the first, then finds the broker answering. A lock whose owner
+ * died is taken over.
+ */
+export async function withStartLock(stateDir, name, start, timeoutMs = 300_000) {
+  mkdirSync(stateDir, { recursive: true });
+  const lock = join(stateDir, `${name}.start-lock`);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const fd = openSync(lock, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (err) {
+      if (err?.code !== 'EEXIST') throw err;
+      const owner = lockOwner(lock);
+      if (owner === undefined) continue; // released meanwhile
+      if (owner > 0 && !alive(owner)) rmSync(lock, { force: true });
+      else if (Date.now() > deadline)
+        throw new Error(`${name}: another start (pid ${owner}) still holds ${lock}`);
+      else await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    return await start();
+  } finally {
+    rmSync(lock, { force: true });
+  }
+}
+
+/** The pid in a start lock (0 while its owner is writing it), or undefined once it is gone. */
+function lockOwner(lock) {
+  try {
+    return Number(readFileSync(lock, 'utf8')) || 0;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Waits until host:port accepts connections; fails early, with the log's tail, if the process dies. */
