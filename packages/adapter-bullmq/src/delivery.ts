@@ -42,8 +42,8 @@ export interface JobDeliveryDeps {
  *   On the work queue a retry of the `deliveryLimit`-th delivery moves the job to the dead-letter
  *   queue instead (two scripts, see `DeadLetterQueue.move`);
  * - `renewLock` → `extendLock(token, lockMs)`.
- * A settlement or renewal after the lock was lost rejects with `LockLostError` and aborts the
- * signal. `dispose` must be called once the delivery is settled. The result is also the
+ * A settlement or renewal after the lock was lost, whether Redis or this process's watch found it
+ * so, rejects with `LockLostError` (and aborts the signal). `dispose` must be called once the delivery is settled. The result is also the
  * `runDelivery` options: `onError` logs a settlement that could not be recorded.
  */
 export function jobDelivery(
@@ -105,11 +105,16 @@ class JobDelivery implements DeliveryInit, RunDeliveryOptions {
   }
 
   ack(): Promise<void> {
+    // Redis may still hold a lock this process already counted lost (its expiry runs from when
+    // the script ran, ours from `processedOn`): the handler was told, so the settlement is refused
+    // (thrown: `runDelivery`'s settlement turns it into a rejection).
+    this.#lock.assertHeld('ack');
     return guarded(this.#lock, this.#job, 'ack', this.#deps.complete(this.#job, this.#token));
   }
 
   async retry({ delayMs, error }: RetryOptions): Promise<void> {
     checkRetryDelay(delayMs, MAX_DELAY_MS);
+    this.#lock.assertHeld('retry');
     const { deadLetters } = this.#deps;
     const job = this.#job;
     if (deadLetters && this.attempt >= deadLetters.limit) {
