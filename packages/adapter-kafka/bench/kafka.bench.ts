@@ -268,7 +268,7 @@ try {
       aim: 0.8,
     },
     {
-      name: `consume vs commit/batch + records + JSON`,
+      name: `consume vs commit/batch + rec+JSON`,
       ours: conOurs,
       raw: conRawParsed,
       aim: 0.8,
