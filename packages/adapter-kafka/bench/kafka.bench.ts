@@ -12,10 +12,13 @@
  *   then `commitOffsetsIfNecessary`), the offsets ours commits too (ours commits per batch and
  *   every `commitIntervalMs` while a batch is handled; `ack()` does not wait for the commit);
  *   and the same loop taking and completing each event's record in a memory record store, as
- *   the worker's guard does (`begin` then `complete`, the same store type as ours). All on a
- *   pre-filled topic of 4 partitions, the group join included in every timing.
+ *   the worker's guard does (`begin` then `complete`, the same store type as ours); and that
+ *   loop also parsing each payload as JSON (`payloadJson`), as the worker does for every handler
+ *   (its `event` argument), which the other raw loops never do. All on a pre-filled topic of 4
+ *   partitions, the group join included in every timing.
  *
  * Each contender runs one unmeasured round first, then `ROUNDS` interleaved rounds (the median counts).
+ * The consume rows also print this process's CPU and heap allocation per record on each side.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -25,10 +28,11 @@ import {
   interleaved,
   measure,
   printComparisons,
+  printCosts,
   publishAll,
   rawRecordGuard,
 } from '@onceflow/conformance/bench';
-import type { Envelope } from '@onceflow/core';
+import { type Envelope, payloadJson } from '@onceflow/core';
 import { createMemoryStore } from '@onceflow/core/testing';
 import { decodeEnvelope, encodeEnvelope } from '@onceflow/core/kit';
 import { Kafka, logLevel } from 'kafkajs';
@@ -36,6 +40,8 @@ import { createKafkaTransport, defaultBrokers, removeKafkaTopology } from '../sr
 
 const brokers = defaultBrokers();
 const run = randomBytes(3).toString('hex');
+/** Topic names start with this (`$ONCEFLOW_BENCH_TOPIC_PREFIX`), so runs sharing a broker can tell theirs apart. */
+const prefix = process.env.ONCEFLOW_BENCH_TOPIC_PREFIX ?? 'onceflow-bench';
 const COUNT = Number(process.env.BENCH_COUNT ?? 20_000);
 const ROUNDS = 3;
 const BATCH = 50;
@@ -56,7 +62,7 @@ const options = (topic: string) => ({
 
 /** A fresh topic set up by the transport (work, retry and dead-letter topics). */
 async function freshTopic(): Promise<string> {
-  const topic = `onceflow-bench-${run}-${++topics}`;
+  const topic = `${prefix}-${run}-${++topics}`;
   used.push(topic);
   const t = createKafkaTransport(options(topic));
   await t.start();
@@ -165,47 +171,53 @@ const consumeRaw = async () => {
   }
 };
 
-const consumeRawCommitted = (guarded: boolean) => async () => {
-  const topic = await freshTopic();
-  const guard = rawRecordGuard(createMemoryStore());
-  await rawPublish(topic, benchEnvelopes(COUNT));
-  const consumer = kafka.consumer({ groupId: `${topic}.raw-committed`, maxWaitTimeInMs: 100 });
-  let handled = 0;
-  let done!: () => void;
-  const finished = new Promise<void>((resolve) => {
-    done = resolve;
-  });
-  try {
-    const label = guarded
-      ? 'consume raw, commit per batch, record store'
-      : 'consume raw, commit per batch';
-    const result: Measured = await measure(label, COUNT, async () => {
-      await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: PARTITIONS,
-        eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
-          for (const message of batch.messages) {
-            const envelope = decodeEnvelope(message.value ?? new Uint8Array(0));
-            if (guarded) await guard(envelope);
-            resolveOffset(message.offset);
-          }
-          const next = String(Number(batch.lastOffset()) + 1);
-          const partitions = [{ partition: batch.partition, offset: next }];
-          await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions }] });
-          handled += batch.messages.length;
-          if (handled >= COUNT) done();
-        },
-      });
-      await finished;
+/** The commit-per-batch loop; `guarded`: with the record store's statements; `parsed`: and the payload's JSON. */
+const consumeRawCommitted =
+  (guarded: boolean, parsed = false) =>
+  async () => {
+    const topic = await freshTopic();
+    const guard = rawRecordGuard(createMemoryStore());
+    await rawPublish(topic, benchEnvelopes(COUNT));
+    const consumer = kafka.consumer({ groupId: `${topic}.raw-committed`, maxWaitTimeInMs: 100 });
+    let handled = 0;
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
     });
-    return result;
-  } finally {
-    await consumer.disconnect();
-  }
-};
+    try {
+      const label = parsed
+        ? 'consume raw, commit per batch, records, JSON'
+        : guarded
+          ? 'consume raw, commit per batch, record store'
+          : 'consume raw, commit per batch';
+      const result: Measured = await measure(label, COUNT, async () => {
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          partitionsConsumedConcurrently: PARTITIONS,
+          eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary }) => {
+            for (const message of batch.messages) {
+              const envelope = decodeEnvelope(message.value ?? new Uint8Array(0));
+              if (parsed) payloadJson(envelope);
+              if (guarded) await guard(envelope);
+              resolveOffset(message.offset);
+            }
+            const next = String(Number(batch.lastOffset()) + 1);
+            const partitions = [{ partition: batch.partition, offset: next }];
+            await commitOffsetsIfNecessary({ topics: [{ topic: batch.topic, partitions }] });
+            handled += batch.messages.length;
+            if (handled >= COUNT) done();
+          },
+        });
+        await finished;
+      });
+      return result;
+    } finally {
+      await consumer.disconnect();
+    }
+  };
 
 /**
  * `interleaved` after one unmeasured round of every contender: a process's first round runs cold
@@ -218,13 +230,22 @@ async function warmInterleaved(contenders: readonly (() => Promise<Measured>)[])
 
 try {
   const [pubOurs, pubRaw] = await warmInterleaved([publishOurs, publishRaw]);
-  const [conOurs, conRaw, conRawCommitted, conRawGuarded] = await warmInterleaved([
+  const [conOurs, conRaw, conRawCommitted, conRawGuarded, conRawParsed] = await warmInterleaved([
     consumeOurs,
     consumeRaw,
     consumeRawCommitted(false),
     consumeRawCommitted(true),
+    consumeRawCommitted(true, true),
   ]);
-  if (!pubOurs || !pubRaw || !conOurs || !conRaw || !conRawCommitted || !conRawGuarded)
+  if (
+    !pubOurs ||
+    !pubRaw ||
+    !conOurs ||
+    !conRaw ||
+    !conRawCommitted ||
+    !conRawGuarded ||
+    !conRawParsed
+  )
     throw new Error('no measurement');
   printComparisons(`Kafka (${brokers.join(',')}), ${COUNT} events of ~700 B, median of ${ROUNDS}`, [
     { name: 'publish (batch 50 x 4 in flight)', ours: pubOurs, raw: pubRaw, aim: 0.95 },
@@ -246,6 +267,19 @@ try {
       raw: conRawGuarded,
       aim: 0.8,
     },
+    {
+      name: `consume vs commit/batch + rec+JSON`,
+      ours: conOurs,
+      raw: conRawParsed,
+      aim: 0.8,
+    },
+  ]);
+  printCosts('Consume: this process per record (medians of the rounds; ratios to the first row)', [
+    conRawGuarded,
+    conRawParsed,
+    conRawCommitted,
+    conRaw,
+    conOurs,
   ]);
 } finally {
   for (const topic of used) await removeKafkaTopology({ topic, brokers }).catch(() => undefined);

@@ -1,10 +1,10 @@
 import { type Delivery, type Subscription, errorLogFields, eventLogFields } from '@onceflow/core';
-import { type DeliveryInit, createInFlight, runDelivery } from '@onceflow/core/kit';
+import { type DeliveryInit, createInFlight } from '@onceflow/core/kit';
 import { setMaxListeners } from 'node:events';
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { batchCommit } from './commit.js';
 import { HEADER_ROOM_BYTES, type KafkaConfig } from './config.js';
-import { type RecordContext, recordDelivery } from './delivery.js';
+import { type RecordContext, handOut } from './delivery.js';
 import { readNotBefore } from './marshal.js';
 import { trackOffsets } from './offsets.js';
 import type { Publisher } from './publisher.js';
@@ -121,14 +121,20 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         },
       );
     }, config.heartbeatIntervalMs);
-    const ctx: RecordContext = { route, publisher, offsets, signal: lost.signal, unrecorded };
-    /** Per key, the last record handed out: the next one of that key starts once it settled. */
-    const lanes = new Map<string, Promise<void>>();
-    let open = 0; // records handed out, not yet settled
-    let drained: (() => void) | undefined;
-    const settled = () => {
-      if (--open === 0) drained?.();
+    const ctx: RecordContext = {
+      handler: deps.handler,
+      route,
+      publisher,
+      offsets,
+      signal: lost.signal,
+      unrecorded,
     };
+    /**
+     * Per key, the last record handed out: the next one of that key starts once it settled, so
+     * once every lane's last record settled, all of them did. Records without a key go in `loose`.
+     */
+    const lanes = new Map<string, Promise<unknown>>();
+    const loose: Promise<unknown>[] = [];
     let last: string | undefined;
     const delayed = route.delayed(topic);
     /** Hand out no more records of this batch: closing, rebalancing, or the partition is lost. */
@@ -171,15 +177,12 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
         // latin1: one character per byte, so equal keys and only they share a lane
         const key = message.key?.toString('latin1');
         const before = key === undefined ? undefined : lanes.get(key);
-        open++;
-        const task = inFlight.run(() => handle(ctx, message, offset, before, settled));
-        if (key !== undefined) lanes.set(key, task);
+        const task = inFlight.run(() => handOut(ctx, message, offset, before));
+        if (key === undefined) loose.push(task);
+        else lanes.set(key, task);
         last = message.offset;
       }
-      if (open > 0)
-        await new Promise<void>((resolve) => {
-          drained = resolve;
-        });
+      if (lanes.size > 0 || loose.length > 0) await Promise.all([...lanes.values(), ...loose]);
       await offsets.commit();
     } finally {
       clearInterval(committer);
@@ -188,27 +191,6 @@ export async function startConsumer(deps: ConsumerDeps): Promise<Subscription> {
     const barrier = offsets.barrier;
     if (barrier !== undefined) consumer.seek({ topic, partition, offset: String(barrier) });
     else if (last !== undefined) payload.resolveOffset(last);
-  };
-
-  /** Never rejects: a record's lane goes on after it whatever happened. */
-  const handle = async (
-    ctx: RecordContext,
-    message: KafkaMessage,
-    offset: number,
-    before: Promise<void> | undefined,
-    settled: () => void,
-  ) => {
-    try {
-      await before; // always a turn of the batch's loop: no handler runs inside that loop
-      const init = recordDelivery(ctx, message, offset);
-      // The delivery is its own options: its `onError` reports to `ctx.unrecorded`.
-      const outcome = await runDelivery(deps.handler, init, init);
-      if (outcome === undefined) ctx.offsets.abandon(offset);
-    } catch {
-      // not reached (runDelivery never rejects); if it were, the record stays unsettled, as before
-    } finally {
-      settled();
-    }
   };
 
   await consumer.connect();

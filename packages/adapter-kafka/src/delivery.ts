@@ -5,8 +5,9 @@ import {
   decodeMessage,
   dedupeKeyOf,
   KAFKA_BINDING,
+  runDelivery,
 } from '@onceflow/core/kit';
-import { type Envelope, LockLostError } from '@onceflow/core';
+import { type Delivery, type Envelope, LockLostError } from '@onceflow/core';
 import type { KafkaMessage } from 'kafkajs';
 import { cloudEventHeaders, headerText, readAttempt, readMeta, toRecord } from './marshal.js';
 import type { PartitionOffsets } from './offsets.js';
@@ -14,6 +15,8 @@ import type { Publisher } from './publisher.js';
 import type { ConsumerRoute } from './routes.js';
 
 export interface RecordContext {
+  /** The subscription's handler, run on each record's delivery. */
+  readonly handler: (delivery: Delivery) => Promise<void>;
   readonly route: ConsumerRoute;
   readonly publisher: Publisher;
   readonly offsets: PartitionOffsets;
@@ -21,6 +24,28 @@ export interface RecordContext {
   readonly signal: AbortSignal;
   /** Told when no settlement of a record could be recorded (it is redelivered). */
   readonly unrecorded: (error: unknown, delivery: DeliveryInit) => void;
+}
+
+/** A turn of the event loop, for a record whose key has no record before it in the batch. */
+const TURN: Promise<void> = Promise.resolve();
+
+/**
+ * Hands out one record of a batch: its delivery runs (`runDelivery` with `ctx.handler`) once
+ * `before`, the delivery of the previous record of its key, has settled, and never inside the
+ * caller's loop (at the earliest a microtask later). Resolves once the record is settled, or
+ * abandoned (no settlement could be recorded: `ctx.offsets.abandon`, and `ctx.unrecorded` is
+ * told); never rejects. The envelope is decoded when the record's turn comes.
+ *
+ * @example
+ * lanes.set(key, handOut(ctx, message, Number(message.offset), lanes.get(key)));
+ */
+export function handOut(
+  ctx: RecordContext,
+  message: KafkaMessage,
+  offset: number,
+  before: Promise<unknown> | undefined,
+): Promise<unknown> {
+  return (before ?? TURN).then(new RecordDelivery(ctx, message, offset).deliver);
 }
 
 /**
@@ -31,41 +56,58 @@ export interface RecordContext {
  * waiting for the commit. Once the partition is lost, or a commit of it failed, settlements reject
  * (`LockLostError`, `TransportUnavailableError`) and publish nothing. A value that is neither wire format v1 nor a CloudEvents binary-mode record is handed out as an `onceflow.undecodable` envelope.
  * No `renewLock`: the member holds the partition while it heartbeats. It is also `runDelivery`'s
- * options: a settlement that could not be recorded is reported to `ctx.unrecorded`.
+ * options: a record of which no settlement could be recorded is abandoned in the partition's
+ * offsets and reported to `ctx.unrecorded`.
  */
-export function recordDelivery(
-  ctx: RecordContext,
-  message: KafkaMessage,
-  offset: number,
-): DeliveryInit & RunDeliveryOptions {
-  return new RecordDelivery(ctx, message, offset);
-}
 
 /** What `ack` returns: recording an ack is synchronous, so one resolved promise serves every record. */
 const SETTLED = Promise.resolve();
 
-/** Prototype methods, not closures: one object per record on the hot path. */
+/** Decoding and runDelivery never throw; if they did, the record would stay unsettled. */
+const UNSETTLED: Promise<undefined> = Promise.resolve(undefined);
+
+/** Prototype methods and one closure (`deliver`): one object per record on the hot path. */
 class RecordDelivery implements DeliveryInit, RunDeliveryOptions {
-  readonly envelope: Envelope;
-  readonly attempt: number;
+  /** Set when the record's turn comes (`deliver`), before anything reads it. */
+  envelope!: Envelope;
+  attempt = 1;
   readonly signal: AbortSignal;
+  /** Decodes the record and runs its delivery; for `then`, so made once, in the constructor. */
+  readonly deliver: () => Promise<unknown>;
   readonly #ctx: RecordContext;
   readonly #message: KafkaMessage;
   readonly #offset: number;
 
   constructor(ctx: RecordContext, message: KafkaMessage, offset: number) {
-    const value = message.value ?? Buffer.alloc(0);
-    const contentType = headerText(message.headers, 'content-type');
-    this.envelope = decodeMessage(value, message.headers, contentType, KAFKA_BINDING);
-    this.attempt = readAttempt(message);
     this.signal = ctx.signal;
     this.#ctx = ctx;
     this.#message = message;
     this.#offset = offset;
+    // Assigned here, not as a field initialiser: a transpiler keeping names (tsx) would otherwise
+    // redefine the closure's `name` on every record.
+    this.deliver = () => this.#deliver();
   }
 
-  /** `runDelivery`'s `onError`: this delivery is also its `RunDeliveryOptions`. */
+  #deliver(): Promise<unknown> {
+    try {
+      const message = this.#message;
+      const value = message.value ?? Buffer.alloc(0);
+      const contentType = headerText(message.headers, 'content-type');
+      this.envelope = decodeMessage(value, message.headers, contentType, KAFKA_BINDING);
+      this.attempt = readAttempt(message);
+      // The delivery is its own options: its `onError` abandons the record.
+      return runDelivery(this.#ctx.handler, this, this);
+    } catch {
+      return UNSETTLED;
+    }
+  }
+
+  /**
+   * `runDelivery`'s `onError`, called when no settlement could be recorded: the offset never
+   * moves past this record, which is redelivered with every later one.
+   */
   onError(error: unknown): void {
+    this.#ctx.offsets.abandon(this.#offset);
     this.#ctx.unrecorded(error, this);
   }
 

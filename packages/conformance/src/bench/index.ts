@@ -3,7 +3,7 @@
  * ratios against the raw client, and the worker consume path. Prints; never fails on a time.
  */
 export { type Measured, interleaved, measure } from './measure.js';
-export { type Comparison, printComparisons } from './report.js';
+export { type Comparison, printComparisons, printCosts } from './report.js';
 export {
   BENCH_EVENT_TYPE,
   benchEnvelopes,

@@ -33,3 +33,23 @@ export function printComparisons(title: string, rows: readonly Comparison[]): vo
     }
   }
 }
+
+/**
+ * Prints each run's cost per operation: this process's CPU and JS-heap allocation (from
+ * `measure`), and each beside the first run's as a ratio. Runs without a cost are left out.
+ */
+export function printCosts(title: string, runs: readonly Measured[]): void {
+  const costed = runs.filter((m) => m.cpuMicros !== undefined && m.allocatedBytes !== undefined);
+  const base = costed[0];
+  if (!base) return;
+  const cpu = (m: Measured) => (m.cpuMicros ?? 0) / m.count;
+  const bytes = (m: Measured) => (m.allocatedBytes ?? 0) / m.count;
+  console.log(`\n${title}`);
+  console.log(
+    `${'run'.padEnd(46)} ${'CPU/op'.padStart(9)} ${'ratio'.padStart(6)} ${'alloc/op'.padStart(9)} ${'ratio'.padStart(6)}`,
+  );
+  for (const m of costed)
+    console.log(
+      `${m.label.padEnd(46)} ${`${cpu(m).toFixed(1)} µs`.padStart(9)} ${`${(cpu(m) / cpu(base)).toFixed(2)}x`.padStart(6)} ${`${(bytes(m) / 1024).toFixed(1)} KB`.padStart(9)} ${`${(bytes(m) / bytes(base)).toFixed(2)}x`.padStart(6)}`,
+    );
+}

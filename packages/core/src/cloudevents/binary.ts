@@ -105,15 +105,22 @@ function text(v: unknown): string | undefined {
   return typeof one === 'number' || typeof one === 'boolean' ? String(one) : undefined;
 }
 
+/** Each binding's `specversion` header names, built once: every received message is asked. */
+const specversionNames = new WeakMap<CloudEventsBinding, readonly string[]>();
+
 /** True when the message headers hold a binary-mode CloudEvent for this binding. */
 export function isBinaryCloudEvent(
   headers: Readonly<Record<string, unknown>> | undefined,
   binding: CloudEventsBinding,
 ): boolean {
   if (headers === undefined) return false;
-  return [binding.prefix, ...(binding.alsoRead ?? [])].some(
-    (p) => headers[`${p}specversion`] !== undefined,
-  );
+  let names = specversionNames.get(binding);
+  if (names === undefined) {
+    names = [binding.prefix, ...(binding.alsoRead ?? [])].map((p) => `${p}specversion`);
+    specversionNames.set(binding, names);
+  }
+  for (const name of names) if (headers[name] !== undefined) return true;
+  return false;
 }
 
 /** The message's attribute headers (any of the binding's prefixes), to carry over to a copy. */

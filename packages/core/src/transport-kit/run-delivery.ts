@@ -43,7 +43,7 @@ export interface RunDeliveryOptions {
  *   ack, retry, renewLock,
  * });
  */
-export async function runDelivery(
+export function runDelivery(
   handler: (delivery: Delivery) => Promise<void>,
   init: DeliveryInit,
   options: RunDeliveryOptions = {},
@@ -53,13 +53,26 @@ export async function runDelivery(
     init.renewLock === undefined
       ? new KitDelivery(init, settlement)
       : new RenewableKitDelivery(init, settlement);
-  let failure: { error: unknown } | undefined;
+  let returned: Promise<void>;
   try {
-    await handler(delivery);
+    returned = handler(delivery);
   } catch (error) {
-    failure = { error };
+    return finish(settlement, { error }, options);
   }
-  // What was `finish`, inline: one async call per delivery fewer.
+  // Not an async function: most handlers (the worker's among them) awaited their settlement, so
+  // it is known recorded when they return, and the delivery ends without a frame of its own.
+  return Promise.resolve(returned).then(
+    () => (settlement.confirmed ? settlement.outcome : finish(settlement, undefined, options)),
+    (error: unknown) => finish(settlement, { error }, options),
+  );
+}
+
+/** The rest of `runDelivery` once the handler returned (`failure`: it threw). */
+async function finish(
+  settlement: SettlementCell,
+  failure: { error: unknown } | undefined,
+  options: RunDeliveryOptions,
+): Promise<SettlementOutcome | undefined> {
   const chosen = settlement.outcome;
   if (settlement.recorded) {
     try {

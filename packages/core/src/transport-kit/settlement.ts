@@ -37,6 +37,8 @@ interface SettlementState {
   readonly recorder: SettlementRecorder;
   outcome: SettlementOutcome | undefined;
   recorded: Promise<void> | undefined;
+  /** True once `recorded` has resolved: a caller may then read the outcome without awaiting it. */
+  confirmed: boolean;
 }
 
 /**
@@ -48,6 +50,7 @@ export class SettlementCell implements SettlementState {
   readonly recorder: SettlementRecorder;
   outcome: SettlementOutcome | undefined = undefined;
   recorded: Promise<void> | undefined = undefined;
+  confirmed = false;
   readonly ack: () => Promise<void>;
   readonly retry: (options: RetryOptions) => Promise<void>;
 
@@ -78,11 +81,16 @@ function settle(
     attempt = Promise.reject(error);
   }
   state.recorded = attempt;
-  attempt.then(undefined, () => {
-    if (state.recorded !== attempt) return;
-    state.outcome = undefined;
-    state.recorded = undefined;
-  });
+  attempt.then(
+    () => {
+      if (state.recorded === attempt) state.confirmed = true;
+    },
+    () => {
+      if (state.recorded !== attempt) return;
+      state.outcome = undefined;
+      state.recorded = undefined;
+    },
+  );
   return attempt;
 }
 

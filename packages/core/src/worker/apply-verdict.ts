@@ -39,9 +39,10 @@ export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps
   const token = job.lease?.token;
   try {
     if (verdict.action === 'ack') {
-      if (token !== undefined && verdict.why !== 'ignored') {
+      const completing = completeRecord(job, verdict, records);
+      if (completing !== undefined) {
         try {
-          await records.complete(source, id, token, { note: job.note });
+          await completing;
         } catch (err) {
           recordFailed(job, 'complete', err);
         }
@@ -79,23 +80,44 @@ export async function applyVerdict(job: Job, verdict: Verdict, deps: VerdictDeps
       await delivery.ack();
     }
   } catch (err) {
-    const lost = isOnceflowError(err, 'LOCK_LOST');
-    const msg = `could not ${verdict.action}: the transport will deliver it again`;
-    const fields = { ...errorLogFields(err), outcome: verdict };
-    if (lost) log.warn(fields, `${msg} (lock lost)`);
-    else log.error(fields, msg);
+    settlementRefused(job, verdict, err);
     return;
   }
   report(job, verdict, metrics);
 }
 
+/**
+ * `applyVerdict`'s ack, as steps a caller awaits itself (the planned attempt of an untraced
+ * delivery: one async call fewer per delivery). In this order: await `completeRecord` (a failure
+ * goes to `recordFailed(job, 'complete', err)`), then `delivery.ack()` (a failure goes to
+ * `settlementRefused`, and nothing is reported), then `report`.
+ */
+export function completeRecord(
+  job: Job,
+  verdict: Verdict & { action: 'ack' },
+  records: RecordStore,
+): Promise<void> | undefined {
+  const token = job.lease?.token;
+  if (token === undefined || verdict.why === 'ignored') return undefined;
+  return records.complete(job.envelope.source, job.envelope.id, token, { note: job.note });
+}
+
+/** Logs a settlement the transport refused: the message returns to the broker. */
+export function settlementRefused(job: Job, verdict: Verdict, err: unknown): void {
+  const lost = isOnceflowError(err, 'LOCK_LOST');
+  const msg = `could not ${verdict.action}: the transport will deliver it again`;
+  const fields = { ...errorLogFields(err), outcome: verdict };
+  if (lost) job.log.warn(fields, `${msg} (lock lost)`);
+  else job.log.error(fields, msg);
+}
+
 /** Logs an event record write that failed: the delivery is settled all the same. */
-function recordFailed(job: Job, op: string, err: unknown): void {
+export function recordFailed(job: Job, op: string, err: unknown): void {
   job.log.warn(errorLogFields(err), `event record ${op} failed; the processing lease will expire`);
 }
 
 /** One count and one log line per applied verdict. */
-function report(job: Job, verdict: Verdict, metrics: OnceflowMetrics | undefined): void {
+export function report(job: Job, verdict: Verdict, metrics: OnceflowMetrics | undefined): void {
   const { envelope, log } = job;
   const type = envelope.type;
   const label = verdict.action === 'ack' ? verdict.why : verdict.action;

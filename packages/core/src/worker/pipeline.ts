@@ -1,4 +1,8 @@
+import type { RecordStore } from '../contracts/records.js';
+import type { Delivery } from '../contracts/transport.js';
 import { OnceflowError } from '../errors.js';
+import type { OnceflowMetrics } from '../observability/metrics.js';
+import { completeRecord, recordFailed, report, settlementRefused } from './apply-verdict.js';
 import type { Heartbeat } from './heartbeat.js';
 import type { Invoke } from './invoke.js';
 import type { Job } from './job.js';
@@ -38,6 +42,15 @@ export interface PipelineSteps {
   readonly policyFor: (job: Job) => VerdictPolicy;
   /** Applies the verdict: the record's end, then the broker's settlement (`applyVerdict`). */
   readonly settle: (job: Job, verdict: Verdict) => Promise<void>;
+  /**
+   * Where an untraced delivery's ack is written by the attempt itself, in `applyVerdict`'s order
+   * (the record's `complete`, then `delivery.ack()`, then the count and log line): one async
+   * call fewer per delivery. `settle` applies every other verdict, and a traced delivery's ack
+   * (its settle span wraps it).
+   */
+  readonly acks: { readonly records: RecordStore; readonly metrics: OnceflowMetrics | undefined };
+  /** True when the delivery runs in a recorded span: its settlement goes through `settle`. */
+  readonly traced: (delivery: Delivery) => boolean;
   /** Jobs being handled: the attempt adds its job first and removes it once settled. */
   readonly running: { add(job: Job): void; delete(job: Job): void };
   readonly now: () => number;
@@ -52,8 +65,9 @@ const HANDLED: StepResult = { status: 'handled' };
  * Plans one handler's attempt, once per handler at `createWorker`: unknown type → record guard
  * (`begin`) → attempts gate → heartbeat → `invoke` (the handler in its middleware) → one verdict
  * (`verdict.ts`) → `settle`. One async function: it awaits the record's `begin`, the handler and
- * the settlement, and nothing else (the policies between them are synchronous), so a delivery
- * costs a few promises rather than one per policy. `invoke` undefined plans the attempt of a job
+ * the settlement (an untraced ack's two steps, `complete` and `ack`, it awaits itself), and
+ * nothing else (the policies between them are synchronous), so a delivery costs a few promises
+ * rather than one per policy. `invoke` undefined plans the attempt of a job
  * no handler is registered for (`route` always answers it).
  *
  * Behaves as the policies composed in that order, outermost first: whatever `begin` or the
@@ -61,7 +75,7 @@ const HANDLED: StepResult = { status: 'handled' };
  * its lease does not start its handler.
  */
 export function planAttempt(steps: PipelineSteps, invoke: Invoke | undefined): Attempt {
-  const { route, guard, gate, heartbeat, policyFor, settle, running, now } = steps;
+  const { route, guard, gate, heartbeat, policyFor, settle, acks, traced, running, now } = steps;
   return async (job) => {
     running.add(job);
     try {
@@ -95,7 +109,25 @@ export function planAttempt(steps: PipelineSteps, invoke: Invoke | undefined): A
       } catch (error) {
         verdict = decideVerdict({ error }, policyFor(job));
       }
-      await settle(job, verdict);
+      if (verdict.action !== 'ack' || traced(job.delivery)) {
+        await settle(job, verdict);
+        return;
+      }
+      const completing = completeRecord(job, verdict, acks.records);
+      if (completing !== undefined) {
+        try {
+          await completing;
+        } catch (err) {
+          recordFailed(job, 'complete', err);
+        }
+      }
+      try {
+        await job.delivery.ack();
+      } catch (err) {
+        settlementRefused(job, verdict, err);
+        return;
+      }
+      report(job, verdict, acks.metrics);
     } finally {
       job.dispose();
       running.delete(job);

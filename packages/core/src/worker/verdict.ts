@@ -37,6 +37,10 @@ export interface VerdictPolicy {
   readonly interruptedByShutdown: boolean;
 }
 
+/** The verdicts of nearly every delivery, one frozen object each rather than one per delivery. */
+const PROCESSED: Verdict = Object.freeze({ action: 'ack', why: 'processed' });
+const DUPLICATE: Verdict = Object.freeze({ action: 'ack', why: 'duplicate' });
+
 const MAX_REASON = 1000;
 const clip = (s: string) => (s.length > MAX_REASON ? `${s.slice(0, MAX_REASON - 1)}…` : s);
 
@@ -63,9 +67,9 @@ export function decideVerdict(
     const r = input.result;
     switch (r.status) {
       case 'handled':
-        return { action: 'ack', why: 'processed' };
+        return PROCESSED;
       case 'duplicate':
-        return { action: 'ack', why: 'duplicate' };
+        return DUPLICATE;
       case 'ignored':
         return { action: 'ack', why: 'ignored' };
       case 'already-dead-lettered':

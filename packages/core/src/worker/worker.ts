@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 import { applyVerdict, type VerdictDeps } from './apply-verdict.js';
 import { attemptsGate } from './attempts-gate.js';
 import { parseWorkerConfig, type WorkerConfig } from './config.js';
-import { traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
+import { isTraced, traceDeliveries, traceVerdict } from '../observability/trace-delivery.js';
 import { heartbeat } from './heartbeat.js';
 import type { EventHandler } from './handler.js';
 import { receiverInboxHook } from './inbox-outcome.js';
@@ -106,6 +106,8 @@ export function createWorker(config: WorkerConfig): Worker {
       interruptedByShutdown: job.abortedBy === 'shutdown',
     }),
     settle: (job, verdict) => traceVerdict(job.delivery, verdict, applyVerdict, job, verdictDeps),
+    acks: { records, metrics },
+    traced: isTraced,
     running,
     now,
   };
