@@ -134,6 +134,11 @@ async function handleTraced<A, T>(
   }
 }
 
+/** True while `delivery` runs in a recorded `process` span (its settlement then gets a span too). */
+export function isTraced(delivery: Delivery): boolean {
+  return traces.has(delivery);
+}
+
 /**
  * Applies the worker's verdict, `apply(job, verdict, deps)`, in a settle span (`ack <destination>`
  * or `retry <destination>`, kind CLIENT) under the delivery's `process` span, and notes the
@@ -141,11 +146,6 @@ async function handleTraced<A, T>(
  * and an error status; a failed attempt's retry marks the attempt failed with its error. Without a
  * recorded `process` span it returns `apply`'s own promise.
  */
-/** True while `delivery` runs in a recorded `process` span (its settlement then gets a span too). */
-export function isTraced(delivery: Delivery): boolean {
-  return traces.has(delivery);
-}
-
 export function traceVerdict<J, D>(
   delivery: Delivery,
   verdict: Verdict,
