@@ -30,6 +30,7 @@ export const SERVER_KINDS = [
   'receiver, no-op stores',
   'receiver+metrics',
   'receiver via hono',
+  'receiver via hono, fetch',
   'hono + hmac',
   'hono + hmac + stores',
 ] as const;
@@ -161,10 +162,12 @@ function listen(kind: ServerKind): Promise<number> {
       serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
     });
   }
-  if (kind === 'receiver via hono') {
+  if (kind === 'receiver via hono' || kind === 'receiver via hono, fetch') {
     const r = receiver();
     const app = new Hono();
-    app.post('/webhooks/:source', (c) => r.fetch(c.req.raw, c.req.param('source')));
+    // The README's one-liner, and the fetch entry on the request Hono hands over.
+    if (kind === 'receiver via hono') app.post('/webhooks/:source', (c) => r.hono(c));
+    else app.post('/webhooks/:source', (c) => r.fetch(c.req.raw, c.req.param('source')));
     return new Promise((resolve) => {
       serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
     });
