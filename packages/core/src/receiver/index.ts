@@ -105,7 +105,7 @@ export function createReceiver(config: ReceiverConfig): Receiver {
   // sender still gets an answer, and nothing was acknowledged.
   const broken = (err: unknown) => cfg.logger.error({ err }, 'receiver failed to answer');
 
-  const fetch = async (request: Request, source?: string) => {
+  const answerFetch = async (request: Request, source?: string) => {
     try {
       const route = routeFor(pathOf(request.url), source);
       return toResponse(await answerOf(route, fromFetch(request)));
@@ -124,10 +124,10 @@ export function createReceiver(config: ReceiverConfig): Receiver {
     }
   };
   return {
-    fetch,
+    fetch: answerFetch,
     async hono(c, source) {
       const req = unreadNodeRequest(c.env);
-      if (req === undefined) return fetch(c.req.raw, source);
+      if (req === undefined) return answerFetch(c.req.raw, source);
       try {
         const reply = await answerOf(routeFor(req.url ?? '', source), fromNode(req));
         // As `writeNode` does: a body not read to its end (404, 413) ends the connection.
