@@ -3,7 +3,7 @@
  * load generator never shares its event loop): `node --import tsx bench/servers.ts <kind>`.
  * The child answers the parent with `{ port }` once listening and exits when the parent does.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import {
   type IncomingMessage,
   type RequestListener,
@@ -30,7 +30,9 @@ export const SERVER_KINDS = [
   'receiver, no-op stores',
   'receiver+metrics',
   'receiver via hono',
+  'receiver via hono, fetch',
   'hono + hmac',
+  'hono + hmac + stores',
 ] as const;
 export type ServerKind = (typeof SERVER_KINDS)[number];
 
@@ -66,6 +68,11 @@ const hmac: RequestListener = (req, res) =>
 
 /** The twin's check: the event id of a body whose Stripe signature holds, else undefined. */
 function verifiedId(header: string | string[] | undefined, body: Buffer): string | undefined {
+  return verifiedBody(header, body)?.id;
+}
+
+/** The twin's check: the parsed body whose Stripe signature holds, else undefined. */
+function verifiedBody(header: string | string[] | undefined, body: Buffer): StripeBody | undefined {
   let t = Number.NaN;
   const v1: Buffer[] = [];
   for (const part of String(header ?? '').split(',')) {
@@ -76,7 +83,14 @@ function verifiedId(header: string | string[] | undefined, body: Buffer): string
   const expected = createHmac('sha256', BENCH_SECRET).update(`${t}.`).update(body).digest();
   const ok = v1.some((sig) => sig.length === expected.length && timingSafeEqual(sig, expected));
   if (!ok || Math.abs(Date.now() / 1000 - t) > 300) return undefined;
-  return (JSON.parse(body.toString('utf8')) as { id: string }).id;
+  return JSON.parse(body.toString('utf8')) as StripeBody;
+}
+
+interface StripeBody {
+  readonly id: string;
+  readonly type: string;
+  readonly created: number;
+  readonly data: { readonly object: { readonly id: string; readonly customer?: string } };
 }
 
 /**
@@ -106,11 +120,54 @@ function receiver(options: { metrics?: boolean; noopStores?: boolean } = {}): Re
   });
 }
 
+/**
+ * The hand-written Hono route doing the receiver's store calls: the twin's check, an envelope made
+ * by hand (sha-256 of the body for the conflict check), then claim → publish → markEnqueued on
+ * the memory store and transport, answering 200 for a duplicate and 202 once published.
+ */
+function honoWithStores(): Hono {
+  const inbox = createMemoryStore();
+  const transport = createMemoryTransport();
+  const app = new Hono();
+  app.post('/webhooks/:source', async (c) => {
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const event = verifiedBody(c.req.header('stripe-signature'), body);
+    if (event === undefined) return c.json({ status: 'unauthorized' }, 401);
+    const { id } = event;
+    const envelope = {
+      id,
+      source: c.req.param('source'),
+      type: event.type,
+      key: event.data.object.customer ?? event.data.object.id,
+      payload: bytes,
+      headers: { 'content-type': c.req.header('content-type') ?? 'application/json' },
+      receivedAt: new Date().toISOString(),
+      occurredAt: new Date(event.created * 1000).toISOString(),
+      payloadHash: createHash('sha256').update(bytes).digest('hex'),
+    };
+    const claim = await inbox.claim(envelope, { leaseMs: 30_000 });
+    if (claim.status !== 'new') return c.json({ status: 'duplicate', id }, 200);
+    await transport.publish([{ envelope }]);
+    await inbox.markEnqueued(envelope.source, id, claim.token);
+    return c.json({ status: 'accepted', id }, 202);
+  });
+  return app;
+}
+
 function listen(kind: ServerKind): Promise<number> {
-  if (kind === 'receiver via hono') {
+  if (kind === 'hono + hmac + stores') {
+    const app = honoWithStores();
+    return new Promise((resolve) => {
+      serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
+    });
+  }
+  if (kind === 'receiver via hono' || kind === 'receiver via hono, fetch') {
     const r = receiver();
     const app = new Hono();
-    app.post('/webhooks/:source', (c) => r.fetch(c.req.raw, c.req.param('source')));
+    // The README's one-liner, and the fetch entry on the request Hono hands over.
+    if (kind === 'receiver via hono') app.post('/webhooks/:source', (c) => r.hono(c));
+    else app.post('/webhooks/:source', (c) => r.fetch(c.req.raw, c.req.param('source')));
     return new Promise((resolve) => {
       serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve(info.port));
     });

@@ -168,6 +168,7 @@ export {
   type Receiver,
   type ReceiverConfig,
   type ReceiverTransport,
+  type HonoContext,
   type RetentionJanitor,
   type RetentionJanitorOptions,
   DEFAULT_INBOX_RETENTION_MS,

@@ -52,6 +52,8 @@ export function fromFetch(request: Request): UnreadRequest {
   return new UnreadFetchRequest(request);
 }
 
-export function toResponse(reply: Reply): Response {
-  return new Response(reply.body, { status: reply.status, headers: reply.headers });
+/** The reply as a web `Response`; `close` asks the server to end the connection after it. */
+export function toResponse(reply: Reply, close = false): Response {
+  const headers = close ? { ...reply.headers, connection: 'close' } : reply.headers;
+  return new Response(reply.body, { status: reply.status, headers });
 }

@@ -4,12 +4,14 @@ import { fromFetch, pathOf, toResponse } from './fetch.js';
 import { type RequestRoute, routeOf } from './route.js';
 import { createRequestGate } from './drain.js';
 import { createHandler } from './handle.js';
+import { type HonoContext, unreadNodeRequest } from './hono.js';
 import { fromNode, writeNode } from './node.js';
 import { type NodeServerOptions, nodeServerOptions } from './server-options.js';
 import { assertRetentionCovers } from './retention.js';
 import { withClaimCheck } from './claim-check.js';
 
 export type { ReceiverConfig, ReceiverTransport } from './config.js';
+export type { HonoContext } from './hono.js';
 export type { NodeServerOptions } from './server-options.js';
 export { KEPT_HEADERS, TENANT_HEADER } from './headers.js';
 export {
@@ -33,6 +35,14 @@ export interface Receiver {
    * (`POST /webhooks/stripe/acme` → `stripe`, tenant `acme`). Never rejects.
    */
   fetch(request: Request, source?: string): Promise<Response>;
+  /**
+   * Answers a Hono request: `app.post('/webhooks/:source', (c) => receiver.hono(c))`, with
+   * `source` and the tenant found as `fetch` finds them. The same answers as `fetch(c.req.raw)`;
+   * on `@hono/node-server` it reads the node request (`c.env.incoming`) itself, as `node` does,
+   * instead of the web `Request` and web stream Hono's node adapter would build for its body.
+   * Never rejects.
+   */
+  hono(c: HonoContext, source?: string): Promise<Response>;
   /**
    * Answers a node:http request (also Express, and Fastify's `request.raw`/`reply.raw`). The body
    * must not have been consumed by a body parser. Resolves once the answer is written; never rejects.
@@ -95,6 +105,16 @@ export function createReceiver(config: ReceiverConfig): Receiver {
   // sender still gets an answer, and nothing was acknowledged.
   const broken = (err: unknown) => cfg.logger.error({ err }, 'receiver failed to answer');
 
+  const answerFetch = async (request: Request, source?: string) => {
+    try {
+      const route = routeFor(pathOf(request.url), source);
+      return toResponse(await answerOf(route, fromFetch(request)));
+    } catch (err) {
+      broken(err);
+      return new Response(null, { status: 500 });
+    }
+  };
+
   const node = async (req: IncomingMessage, res: ServerResponse, source?: string) => {
     try {
       writeNode(req, res, await answerOf(routeFor(req.url ?? '', source), fromNode(req)));
@@ -104,10 +124,14 @@ export function createReceiver(config: ReceiverConfig): Receiver {
     }
   };
   return {
-    async fetch(request, source) {
+    fetch: answerFetch,
+    async hono(c, source) {
+      const req = unreadNodeRequest(c.env);
+      if (req === undefined) return answerFetch(c.req.raw, source);
       try {
-        const route = routeFor(pathOf(request.url), source);
-        return toResponse(await answerOf(route, fromFetch(request)));
+        const reply = await answerOf(routeFor(req.url ?? '', source), fromNode(req));
+        // As `writeNode` does: a body not read to its end (404, 413) ends the connection.
+        return toResponse(reply, !req.complete);
       } catch (err) {
         broken(err);
         return new Response(null, { status: 500 });
