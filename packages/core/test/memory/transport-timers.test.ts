@@ -134,22 +134,29 @@ describe('memory transport timers', () => {
 
   it('hands the next message of a key out as soon as a hung delivery before it moves to the dead letters', async () => {
     await using t = createMemoryTransport({ lockMs: 1000, deliveryLimit: 1 });
-    const h = holding();
+    let unhang = () => {};
+    const hung = new Promise<void>((resolve) => {
+      unhang = resolve;
+    });
+    const delivered: string[] = [];
     await t.consume(
       async (d) => {
-        if (d.envelope.id === 'hung') return h.handler(d); // returns only once released
+        delivered.push(d.envelope.id);
+        if (d.envelope.id === 'hung') return hung; // deaf to its signal: nothing else runs the queue
         await d.ack();
       },
       { concurrency: 2 },
     );
     await t.publish([{ envelope: env('hung', 'k') }, { envelope: env('next', 'k') }]);
     await settle();
-    expect(t.broker.depth(t.queue)).toBe(2);
+    expect(delivered).toEqual(['hung']);
     vi.advanceTimersByTime(1000);
     await settle();
+    expect(delivered).toEqual(['hung', 'next']);
     expect(t.broker.depth(`${t.queue}.dead-letters`)).toBe(1);
     expect(t.broker.depth(t.queue)).toBe(0);
-    await h.release();
+    unhang();
+    await settle();
   });
 
   it('counts a message due this very millisecond as ready, and a held one as in flight', async () => {

@@ -58,7 +58,9 @@ describe('memory transport', () => {
       createMemoryTransport({ broker, queue: 'limited', deliveryLimit: 4 }).start(),
     ).rejects.toThrow(/deliveryLimit 3; got .* deliveryLimit 4/);
     const limited = createMemoryTransport({ broker, queue: 'q', deliveryLimit: 3 });
-    await expect(limited.start()).rejects.toThrow(/deliveryLimit false; got orderingPerKey true, dedupeWindowMs 300000 and deliveryLimit 3/);
+    await expect(limited.start()).rejects.toThrow(
+      /deliveryLimit false; got orderingPerKey true, dedupeWindowMs 300000 and deliveryLimit 3/,
+    );
   });
 
   it('validates options, consume options and retry delays; declares lock.ms and deliveryLimit', async () => {
@@ -173,7 +175,7 @@ describe('memory transport', () => {
     expect(on.broker.depth(on.queue)).toBe(1);
   });
 
-  it('without orderingPerKey hands one key\'s messages out together', async () => {
+  it("without orderingPerKey hands one key's messages out together", async () => {
     await using t = createMemoryTransport({ orderingPerKey: false });
     const c = collect(2, async () => {});
     await t.consume(c.handler, { concurrency: 2 });
@@ -252,7 +254,7 @@ describe('memory transport', () => {
     expect(t.broker.depth(`${t.queue}.dead-letters`)).toBe(0); // acked by the dead-letter consumer
   });
 
-  it('shares one queue\'s dead letters between the transports on it', async () => {
+  it("shares one queue's dead letters between the transports on it", async () => {
     const broker = createMemoryBroker();
     await using a = createMemoryTransport({ broker, queue: 'shared', deliveryLimit: 1 });
     await using b = createMemoryTransport({ broker, queue: 'shared', deliveryLimit: 1 });
@@ -261,6 +263,30 @@ describe('memory transport', () => {
     const dead = collect(1);
     await b.consumeDeadLetters?.(dead.handler, { concurrency: 1 });
     expect((await dead.all).map((d) => [d.envelope.id, d.attempt])).toEqual([['dead', 1]]);
+  });
+
+  it("hands out one key's dead letters one at a time, as the queue orders its messages", async () => {
+    await using t = createMemoryTransport({ deliveryLimit: 1 });
+    await t.consume((d) => d.retry({ delayMs: 0 }), { concurrency: 2 });
+    await t.publish([{ envelope: env('a', 'k') }, { envelope: env('b', 'k') }]);
+    await expect.poll(() => t.broker.depth(`${t.queue}.dead-letters`)).toBe(2);
+    const held: string[] = [];
+    const gates: (() => void)[] = [];
+    await t.consumeDeadLetters?.(
+      async (d) => {
+        held.push(d.envelope.id);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        await d.ack();
+      },
+      { concurrency: 2 },
+    );
+    await expect.poll(() => held.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(held).toEqual(['a']); // b waits for a's settlement
+    gates[0]?.();
+    await expect.poll(() => held).toEqual(['a', 'b']);
+    gates[1]?.();
+    await expect.poll(() => t.broker.depth(`${t.queue}.dead-letters`)).toBe(0);
   });
 
   it('renewLock holds a delivery for lockMs again from now: no redelivery while renewed', async () => {
