@@ -72,7 +72,7 @@ describe('memory transport timers', () => {
     vi.advanceTimersByTime(1);
     await settle();
     expect(h.seen[0]?.signal.reason).toBeInstanceOf(LockLostError);
-    expect((h.seen[0]?.signal.reason as Error).message).toBe(
+    expect((h.seen[0]?.signal.reason as Error | undefined)?.message).toBe(
       `lock on event "held" of queue "default" expired`,
     );
     expect(h.seen.map((d) => d.attempt)).toEqual([1, 2]);
