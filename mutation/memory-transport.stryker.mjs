@@ -1,6 +1,10 @@
 import { suiteConfig } from './stryker.base.mjs';
 
-/** The memory transport, killed only by the transport conformance suite run over it. */
+/**
+ * The memory transport, killed by the transport conformance suite run over it and by the memory
+ * transport's own unit tests (its options, broker sharing, error text and timers, which the
+ * contract leaves to each adapter). `memory-transport-contract.stryker.mjs`: the suite alone.
+ */
 process.env.MUTATION_SUITE = 'transport';
 
 export default suiteConfig('memory-transport', [

@@ -4,6 +4,9 @@ import { sharedConfig } from '../../vitest.shared.js';
 
 /**
  * The conformance suite over the memory transport or store, for `pnpm mutation` (StrykerJS).
+ * The transport's run adds the memory transport's own unit tests, for what the contract leaves to
+ * each adapter (its options, its broker sharing, its error text, its timers);
+ * `mutation/memory-transport-contract.stryker.mjs` runs the conformance suite alone.
  * Stryker copies the tree to a sandbox and mutates the copies; the workspace links in
  * node_modules point back to the original packages, so the aliases below resolve `@onceflow/*`
  * to the source next to this file (the sandbox's, when Stryker runs it). `MUTATION_SUITE` picks
@@ -11,13 +14,19 @@ import { sharedConfig } from '../../vitest.shared.js';
  */
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
-const suites: Record<string, string> = {
-  transport: 'test/memory.conformance.test.ts',
-  store: 'test/memory-store.conformance.test.ts',
+const suites: Record<string, string[]> = {
+  transport: [
+    'packages/conformance/test/memory.conformance.test.ts',
+    'packages/core/test/memory/transport.test.ts',
+    'packages/core/test/memory/transport-timers.test.ts',
+  ],
+  // The conformance suite alone, for what it detects without the unit tests.
+  'transport-contract': ['packages/conformance/test/memory.conformance.test.ts'],
+  store: ['packages/conformance/test/memory-store.conformance.test.ts'],
 };
 const suite = process.env.MUTATION_SUITE ?? 'transport';
-const file = suites[suite];
-if (!file) throw new RangeError(`MUTATION_SUITE must be one of ${Object.keys(suites).join(', ')}`);
+const files = suites[suite];
+if (!files) throw new RangeError(`MUTATION_SUITE must be one of ${Object.keys(suites).join(', ')}`);
 
 export default mergeConfig(sharedConfig, {
   resolve: {
@@ -29,7 +38,7 @@ export default mergeConfig(sharedConfig, {
     ],
   },
   test: {
-    root: here('.'),
-    include: [file],
+    root: here('../..'),
+    include: files,
   },
 });

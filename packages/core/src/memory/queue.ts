@@ -1,25 +1,22 @@
 import type { Delivery } from '../contracts/transport.js';
 import { LockLostError } from '../errors.js';
 import { checkRetryDelay } from '../transport-kit/arguments.js';
-import type { ErrorInfo } from '../errors.js';
 import type { InFlight } from '../transport-kit/in-flight.js';
 import { type DeliveryInit, runDelivery } from '../transport-kit/run-delivery.js';
 import type { RetryOptions } from '../transport-kit/settlement.js';
-import {
-  type MessageLock,
-  type StoredMessage,
-  deliverable,
-  nextAvailableAt,
-} from './queue-state.js';
+import { type MessageLock, type StoredMessage, deliverable, nextDueAt } from './queue-state.js';
 import { loadEnvelope, type StoredEnvelope } from './stored-envelope.js';
 
 /** Settings fixed by the first transport that opens a queue. */
 export interface QueueSettings {
   readonly orderingPerKey: boolean;
-  /** Deliveries after which a message moves to `deadLetterQueue` instead, or `false`. */
-  readonly deliveryLimit: number | false;
-  /** Where a message goes after `deliveryLimit` deliveries (the broker's own dead-letter queue). */
-  readonly deadLetterQueue?: (() => MemoryQueue) | undefined;
+  /**
+   * How long a dedupe key is remembered (ms; `Infinity`: forever), or `false` for no dedupe. One
+   * window per queue keeps the remembered keys in expiry order.
+   */
+  readonly dedupeWindowMs: number | false;
+  /** After `after` deliveries a message moves to `queue()` (the broker's own dead-letter queue). */
+  readonly deadLetters: false | { readonly after: number; readonly queue: () => MemoryQueue };
 }
 
 /** A subscription as the queue sees it. */
@@ -31,20 +28,17 @@ export interface QueueConsumer {
   readonly maxDelayMs: number;
 }
 
+/** A message to add: `attempt` is its first delivery's (1; a moved dead letter keeps its count). */
+export interface QueueItem {
+  readonly envelope: StoredEnvelope;
+  /** Dropped when the queue remembers this key (see `dedupeWindowMs`). */
+  readonly dedupeKey: string;
+  readonly attempt?: number | undefined;
+}
+
 export interface MemoryQueue {
   readonly settings: QueueSettings;
-  /**
-   * Adds messages; `dedupe` (key → window) drops keys seen within their window. `attempt` is the
-   * first delivery's attempt (1; a moved dead letter keeps its delivery count).
-   */
-  enqueue(
-    items: readonly {
-      envelope: StoredEnvelope;
-      dedupe?: [string, number] | undefined;
-      attempt?: number | undefined;
-      lastError?: ErrorInfo | undefined;
-    }[],
-  ): void;
+  enqueue(items: readonly QueueItem[]): void;
   attach(consumer: QueueConsumer): void;
   detach(consumer: QueueConsumer): void;
   /** Messages waiting or in flight. */
@@ -53,104 +47,80 @@ export interface MemoryQueue {
   backlog(): { ready: number; delayed: number; inFlight: number };
 }
 
-// Stryker disable next-line ArithmeticOperator: past it Node fires at once, and a lock timer re-arms and a wake-up re-plans: equivalent
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * Drops expired dedupe keys from the front of the map, stopping at the first live one: keys are
- * kept in insertion order, which is expiry order while everyone on the queue uses one window. An
- * expired key behind a longer-lived one merely stays a while; lookups compare the time anyway.
- * Each key is dropped once, so the cost per publish stays flat however many keys are remembered.
- */
-// Stryker disable all: housekeeping: lookups compare a key's time anyway, so keeping expired keys only costs memory
-function forgetExpired(dedupe: Map<string, number>, now: number): void {
-  for (const [key, until] of dedupe) {
-    if (until > now) return;
-    dedupe.delete(key);
-  }
-}
-// Stryker restore all
+/** Node's longest timer; a later wake-up fires early, and the queue plans again. */
+const LONGEST_TIMER_MS = 2_147_483_647;
 
 /**
  * One named queue's state and dispatcher, shared by every memory transport opened on it.
  * Each operation completes synchronously, so interleaved async callers never see half a change.
- * Handlers are started from `setImmediate`, never inside the dispatcher.
+ * Handlers are started from `setImmediate`, never inside the dispatcher, so it never runs inside
+ * itself. It holds one timer at most, for the next lock end or due delay: an idle queue holds
+ * none, so it never keeps a process alive for nothing.
  */
 export function createMemoryQueue(name: string, settings: QueueSettings): MemoryQueue {
-  const messages = new Map<number, StoredMessage>();
+  /** Every message, in publish order. */
+  const messages = new Set<StoredMessage>();
+  /** The messages held by a delivery, and each one's lock. */
+  const locks = new Map<StoredMessage, MessageLock>();
+  /** Remembered dedupe keys and when each is forgotten, in insertion (and so expiry) order. */
   const dedupe = new Map<string, number>();
-  const consumers: QueueConsumer[] = [];
-  let seq = 0;
-  let turn = 0;
-  let pumping = false;
-  let wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  const consumers = new Set<QueueConsumer>();
+  let wake: ReturnType<typeof setTimeout> | undefined;
 
-  const add = (envelope: StoredEnvelope, attempt = 1, lastError?: ErrorInfo) => {
-    // Stryker disable next-line UpdateOperator: counting down keeps sequence numbers unique, and the map keeps insertion order: equivalent
-    seq++;
-    messages.set(seq, {
-      seq,
-      envelope,
-      attempt,
-      availableAt: Date.now(),
-      lastError,
-      lock: undefined,
-    });
+  const lockLost = (m: StoredMessage, what: string) =>
+    new LockLostError(`lock on event "${m.envelope.id}" of queue "${name}" ${what}`);
+
+  /** Drops the keys whose window has passed: all at the front, as every key has one window. */
+  const forgetExpired = (now: number) => {
+    for (const [key, until] of dedupe) {
+      if (until > now) return;
+      dedupe.delete(key);
+    }
   };
 
-  /** Past the delivery limit: to the dead-letter queue, keeping its delivery count and error. */
-  const moveToDeadLetters = (m: StoredMessage): boolean => {
-    const limit = settings.deliveryLimit;
-    if (limit === false || m.attempt <= limit || !settings.deadLetterQueue) return false;
-    messages.delete(m.seq);
-    settings
-      .deadLetterQueue()
-      .enqueue([{ envelope: m.envelope, attempt: m.attempt - 1, lastError: m.lastError }]);
+  /** Whether `key` is remembered; remembers it for a window from `now` if not. */
+  const remembered = (key: string, now: number): boolean => {
+    const window = settings.dedupeWindowMs;
+    if (window === false) return false;
+    if (dedupe.has(key)) return true;
+    dedupe.set(key, now + window);
+    return false;
+  };
+
+  /** Ends the locks due by `now`: each message is delivered again, with `attempt + 1`. */
+  const expireLocks = (now: number) => {
+    for (const [m, lock] of locks) {
+      if (lock.until > now) continue;
+      locks.delete(m);
+      m.attempt++;
+      m.availableAt = now;
+      lock.controller.abort(lockLost(m, 'expired'));
+    }
+  };
+
+  const nextLockEnd = (): number | undefined => {
+    let next: number | undefined;
+    for (const lock of locks.values()) next = Math.min(next ?? lock.until, lock.until);
+    return next;
+  };
+
+  /** Past the delivery limit: to the dead-letter queue, keeping its delivery count. */
+  const movedToDeadLetters = (m: StoredMessage): boolean => {
+    const dead = settings.deadLetters;
+    if (!dead || m.attempt <= dead.after) return false;
+    messages.delete(m);
+    // The dead-letter queue remembers no keys: the id only fills the field.
+    dead
+      .queue()
+      .enqueue([{ envelope: m.envelope, dedupeKey: m.envelope.id, attempt: m.attempt - 1 }]);
     return true;
   };
 
-  const unlock = (m: StoredMessage) => {
-    // Stryker disable next-line ConditionalExpression,OptionalChaining: m.lock is held here; a timer left running finds another lock and returns: equivalent
-    if (m.lock?.timer) clearTimeout(m.lock.timer);
-    m.lock = undefined;
-  };
-
-  const armLock = (m: StoredMessage, lock: MessageLock) => {
-    // Stryker disable next-line ConditionalExpression: an old timer left running finds the renewed lock not due and re-arms: equivalent
-    if (lock.timer) clearTimeout(lock.timer);
-    lock.timer = setTimeout(
-      () => {
-        // Stryker disable next-line ConditionalExpression: unlock clears a lock's timer, so it never fires for another lock: equivalent
-        if (m.lock !== lock) return;
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: the timer is armed for the lock's end; this re-arms only one that fired a millisecond early or was capped (a lock over 24.8 days)
-        if (Date.now() < lock.until) return armLock(m, lock);
-        unlock(m);
-        m.attempt++;
-        m.availableAt = Date.now();
-        lock.controller.abort(
-          // Stryker disable next-line StringLiteral: wording of the error (its code is the contract)
-          new LockLostError(`lock on message ${m.seq} of queue "${name}" expired`),
-        );
-        pump();
-      },
-      // Stryker disable next-line MethodExpression: a timer every millisecond re-arms until the lock is due: equivalent, only busier
-      Math.min(MAX_TIMER_MS, Math.max(1, lock.until - Date.now())),
-    );
-  };
-
-  const deliver = (m: StoredMessage, consumer: QueueConsumer) => {
-    const lock: MessageLock = {
-      until: Date.now() + consumer.lockMs,
-      timer: undefined,
-      controller: new AbortController(),
-    };
-    m.lock = lock;
-    armLock(m, lock);
+  const deliver = (m: StoredMessage, consumer: QueueConsumer, now: number) => {
+    const lock: MessageLock = { until: now + consumer.lockMs, controller: new AbortController() };
+    locks.set(m, lock);
     const held = () => {
-      if (m.lock !== lock) {
-        // Stryker disable next-line StringLiteral: wording of the error (its code is the contract)
-        throw new LockLostError(`lock on message ${m.seq} of queue "${name}" is no longer held`);
-      }
+      if (locks.get(m) !== lock) throw lockLost(m, 'is no longer held');
     };
     const init: DeliveryInit = {
       envelope: loadEnvelope(m.envelope),
@@ -158,24 +128,21 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       signal: lock.controller.signal,
       async ack() {
         held();
-        unlock(m);
-        messages.delete(m.seq);
+        locks.delete(m);
+        messages.delete(m);
         pump();
       },
-      async retry({ delayMs, error }: RetryOptions) {
+      async retry({ delayMs }: RetryOptions) {
         held();
         checkRetryDelay(delayMs, consumer.maxDelayMs);
-        unlock(m);
+        locks.delete(m);
         m.attempt++;
         m.availableAt = Date.now() + delayMs;
-        // Stryker disable next-line LogicalOperator: lastError goes with a dead letter to the broker's dead-letter queue, but no Delivery exposes it
-        m.lastError = error ?? m.lastError;
         pump();
       },
       async renewLock() {
         held();
-        lock.until = Date.now() + consumer.lockMs;
-        armLock(m, lock);
+        lock.until = Date.now() + consumer.lockMs; // the planned wake-up finds it not due and plans again
       },
     };
     // setImmediate, not a microtask: a handler that retries at once must not starve timers and I/O.
@@ -185,112 +152,71 @@ export function createMemoryQueue(name: string, settings: QueueSettings): Memory
       .finally(pump);
   };
 
-  // Stryker disable EqualityOperator,ArithmeticOperator,OptionalChaining: which consumer of a queue gets a delivery: the contract promises no fairness (Kafka assigns by partition)
-  const nextConsumer = (): QueueConsumer | undefined => {
-    for (let i = 0; i < consumers.length; i++) {
-      const c = consumers[(turn + i) % consumers.length];
-      if (c?.inFlight.hasRoom) {
-        turn = (turn + i + 1) % consumers.length;
-        return c;
-      }
-    }
+  const freeConsumer = (): QueueConsumer | undefined => {
+    for (const c of consumers) if (c.inFlight.hasRoom) return c;
     return undefined;
   };
-  // Stryker restore EqualityOperator,ArithmeticOperator,OptionalChaining
 
-  const scheduleWake = (now: number) => {
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: a wake-up planned with no consumer pumps and returns: equivalent
-    const at = consumers.length > 0 ? nextAvailableAt(messages.values(), now) : undefined;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: a wake-up cleared and planned again, or kept when nothing is due, only pumps once more: equivalent
-    if (wake && (at === undefined || wake.at > at)) {
-      clearTimeout(wake.timer);
-      wake = undefined;
+  /**
+   * One pass over the deliverable messages. `moved`: a dead letter left (the next message of its
+   * key may go in another pass); `full`: no consumer has room (or there is none) for more.
+   */
+  const dispatch = (now: number): { moved: boolean; full: boolean } => {
+    let moved = false;
+    for (const m of deliverable(messages, locks, now, settings.orderingPerKey)) {
+      if (movedToDeadLetters(m)) {
+        moved = true;
+        continue;
+      }
+      const consumer = freeConsumer();
+      if (!consumer) return { moved, full: true };
+      deliver(m, consumer, now);
     }
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: a second or needless wake-up only pumps once more: equivalent
-    if (at === undefined || wake) return;
-    const timer = setTimeout(
-      () => {
-        wake = undefined;
-        pump();
-      },
-      Math.min(MAX_TIMER_MS, Math.max(1, at - now)),
-    );
-    wake = { at, timer };
+    return { moved, full: freeConsumer() === undefined };
   };
 
+  /** Runs the queue: ends due locks, hands out what is due, and plans the next wake-up. */
   function pump(): void {
-    // With no consumer there is nothing to hand out, nor a wake-up to plan (detach cleared it).
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: pump never runs inside itself (handlers start from setImmediate), and with no consumer it delivers nothing: equivalent
-    if (pumping || consumers.length === 0) return;
-    // Stryker disable next-line BooleanLiteral: the re-entrancy guard (see above): equivalent
-    pumping = true;
-    let moved = false;
-    try {
-      const now = Date.now();
-      let full = false;
-      for (const m of deliverable(messages.values(), now, settings.orderingPerKey)) {
-        if (moveToDeadLetters(m)) {
-          moved = true; // a later message of its key waits for the next pass
-          continue;
-        }
-        const consumer = nextConsumer();
-        if (!consumer) {
-          // Stryker disable next-line BooleanLiteral: a wake-up planned while every handler is busy only pumps once more: equivalent
-          full = true; // a settlement frees a slot and pumps again
-          break;
-        }
-        deliver(m, consumer);
-      }
-      // Stryker disable next-line ConditionalExpression: as above: equivalent
-      if (!full) scheduleWake(now);
-    } finally {
-      pumping = false;
-    }
-    if (moved) setImmediate(pump);
+    const now = Date.now();
+    expireLocks(now);
+    let pass = dispatch(now);
+    while (pass.moved) pass = dispatch(now);
+    let next = nextLockEnd();
+    // With every consumer busy (or none), a settlement or a new consumer runs the queue again.
+    if (!pass.full) next = nextDueAt(messages, now, next);
+    clearTimeout(wake);
+    wake =
+      next === undefined ? undefined : setTimeout(pump, Math.min(LONGEST_TIMER_MS, next - now));
   }
 
   return {
     settings,
     enqueue(items) {
       const now = Date.now();
-      forgetExpired(dedupe, now);
+      forgetExpired(now);
       for (const item of items) {
-        if (item.dedupe) {
-          const [key, windowMs] = item.dedupe;
-          const until = dedupe.get(key);
-          // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: forgetExpired has dropped every expired key already (one window per queue keeps them in expiry order); only transports with different windows on one queue, which the suite cannot make, need this comparison
-          if (until !== undefined && until > now) continue;
-          // An expired key goes back in at the end, which keeps the map in expiry order.
-          // Stryker disable next-line all: housekeeping: a key re-set in place keeps its old position, which only delays forgetExpired: equivalent
-          if (until !== undefined) dedupe.delete(key);
-          dedupe.set(key, now + windowMs);
-        }
-        add(item.envelope, item.attempt, item.lastError);
+        if (remembered(item.dedupeKey, now)) continue;
+        messages.add({ envelope: item.envelope, attempt: item.attempt ?? 1, availableAt: now });
       }
       pump();
     },
     attach(consumer) {
-      consumers.push(consumer);
+      consumers.add(consumer);
       pump();
     },
     detach(consumer) {
-      const i = consumers.indexOf(consumer);
-      // Stryker disable next-line ConditionalExpression: each subscription detaches once, and only after it attached: equivalent
-      if (i >= 0) consumers.splice(i, 1);
-      scheduleWake(Date.now());
+      consumers.delete(consumer);
+      pump();
     },
-    // Stryker disable next-line ArrowFunction: MemoryBroker.depth(), memory-only introspection
     depth: () => messages.size,
     backlog() {
       const now = Date.now();
       const counts = { ready: 0, delayed: 0, inFlight: 0 };
-      // Stryker disable EqualityOperator: `>=` differs only for a message due in this very millisecond
-      for (const m of messages.values()) {
-        if (m.lock) counts.inFlight++;
+      for (const m of messages) {
+        if (locks.has(m)) counts.inFlight++;
         else if (m.availableAt > now) counts.delayed++;
         else counts.ready++;
       }
-      // Stryker restore EqualityOperator
       return counts;
     },
   };

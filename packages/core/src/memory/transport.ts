@@ -15,7 +15,7 @@ import { createLifecycle } from '../transport-kit/lifecycle.js';
 import { dedupeKeyOf } from '../transport-kit/dedupe-key.js';
 import { assertEncodesWithin } from '../transport-kit/message-size.js';
 import { parseConfig, type SameFields } from '../transport-kit/parse-config.js';
-import { type MemoryBroker, createMemoryBroker, openQueue } from './broker.js';
+import { type MemoryBroker, createMemoryBroker, isMemoryBroker, openQueue } from './broker.js';
 import type { MemoryQueue, QueueConsumer } from './queue.js';
 import { storeEnvelope } from './stored-envelope.js';
 
@@ -53,16 +53,11 @@ export interface MemoryTransport
 }
 
 const optionsSchema = z.object({
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: the broker option's type check is a memory-only configuration error
-  broker: z.custom<MemoryBroker>((v) => typeof v === 'object' && v !== null).optional(),
-  // Stryker disable next-line StringLiteral: the default queue name (the contract names no queue)
+  broker: z.custom<MemoryBroker>(isMemoryBroker, 'must be made by createMemoryBroker()').optional(),
   queue: z.string().min(1).default('default'),
-  // Stryker disable ConditionalExpression,LogicalOperator,EqualityOperator: the dedupeWindowMs option's validation is a memory-only configuration error
   dedupeWindowMs: z
     .union([z.literal(false), z.custom<number>((v) => typeof v === 'number' && v > 0)])
     .default(300_000),
-  // Stryker restore ConditionalExpression,LogicalOperator,EqualityOperator
-  // Stryker disable next-line BooleanLiteral: a default, declared and enforced alike (the suite tests what is declared)
   orderingPerKey: z.boolean().default(true),
   maxMessageBytes: z
     .number()
@@ -70,18 +65,16 @@ const optionsSchema = z.object({
     .positive()
     .default(4 * 1024 * 1024),
   lockMs: z.number().int().positive().default(30_000),
-  // Stryker disable next-line BooleanLiteral: the deliveryLimit option's validation is a memory-only configuration error
   deliveryLimit: z.union([z.literal(false), z.number().int().positive()]).default(false),
-  // Stryker disable ArithmeticOperator: a default, declared and enforced alike (the suite tests what is declared)
   maxDelayMs: z
     .number()
     .int()
     .nonnegative()
     .default(7 * 24 * 60 * 60 * 1000),
-  // Stryker restore ArithmeticOperator
 });
 
 // A type error the day the schema and `MemoryTransportOptions` differ.
+// Stryker disable next-line BooleanLiteral: a type check only, never read at run time (tsc refuses `false`): equivalent
 const _optionsMatch: SameFields<z.input<typeof optionsSchema>, MemoryTransportOptions> = true;
 
 /**
@@ -101,45 +94,39 @@ const _optionsMatch: SameFields<z.input<typeof optionsSchema>, MemoryTransportOp
  * const sub = await transport.consume(async (d) => d.ack(), { concurrency: 4 });
  */
 export function createMemoryTransport(options: MemoryTransportOptions = {}): MemoryTransport {
-  // Stryker disable next-line StringLiteral: wording of the option error
   const o = parseConfig('memory transport options', optionsSchema, options);
   const broker = o.broker ?? createMemoryBroker();
   const capabilities: TransportCapabilities = {
-    // Stryker disable next-line ConditionalExpression: declaring no dedupe where it dedupes leaves the worker on its record guard, which the fallback scenario checks
     brokerDedupe: o.dedupeWindowMs === false ? false : { windowMs: o.dedupeWindowMs },
     orderingPerKey: o.orderingPerKey,
     lock: { scope: 'message', ms: o.lockMs },
     maxDelayMs: o.maxDelayMs,
     maxMessageBytes: o.maxMessageBytes,
     deliveryLimit: o.deliveryLimit,
-    // Stryker disable next-line StringLiteral: durability is plain words for people
     durability: 'in process memory only: lost when the process exits',
   };
   let queue: MemoryQueue | undefined;
   let deadLetterQueue: MemoryQueue | undefined;
   const openDeadLetters = () => {
-    // Stryker disable next-line ObjectLiteral: settings emptied: an undefined orderingPerKey or deliveryLimit acts as false
     deadLetterQueue ??= openQueue(broker, `${o.queue}.dead-letters`, {
-      // Stryker disable next-line BooleanLiteral: dead letters carry no order promise; ordering them per key breaks none
-      orderingPerKey: false,
-      // Stryker disable next-line BooleanLiteral: the dead-letter queue has no dead-letter queue of its own, so no limit applies
-      deliveryLimit: false,
+      orderingPerKey: o.orderingPerKey,
+      dedupeWindowMs: false, // every dead letter is kept, even two of one event
+      deadLetters: false,
     });
     return deadLetterQueue;
   };
   const open = () => {
     queue ??= openQueue(broker, o.queue, {
       orderingPerKey: o.orderingPerKey,
-      deliveryLimit: o.deliveryLimit,
-      deadLetterQueue: openDeadLetters,
+      dedupeWindowMs: o.dedupeWindowMs,
+      deadLetters:
+        o.deliveryLimit === false ? false : { after: o.deliveryLimit, queue: openDeadLetters },
     });
     return queue;
   };
   const subscriptions = createSubscriptions();
   const lifecycle = createLifecycle({
-    // Stryker disable next-line StringLiteral: names the transport in error text
     name: `memory transport ${o.queue}`,
-    // Stryker disable next-line ArrowFunction: every operation opens the queue itself (ensureOpen)
     start: async () => void open(),
     close: () => subscriptions.closeAll(),
   });
@@ -175,29 +162,23 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
     queue: o.queue,
     start: () => lifecycle.start(),
     async publish(messages) {
-      // Stryker disable next-line StringLiteral: names the operation in error text
       const q = ensureOpen('publish');
       // Every message is checked before any is stored: an oversized one refuses the whole batch.
       // The queue keeps envelopes, not their encoding, so nothing is encoded unless a message
       // comes near the limit (see `assertEncodesWithin`).
       for (const m of messages) assertEncodesWithin(m.envelope, o.maxMessageBytes);
-      const window = o.dedupeWindowMs;
       const items = messages.map((m) => ({
         envelope: storeEnvelope(m.envelope),
-        // Stryker disable next-line ConditionalExpression,BooleanLiteral: a key kept for a window of `false` (0 ms) is never live: equivalent
-        dedupe: window === false ? undefined : ([dedupeKeyOf(m), window] as [string, number]),
+        dedupeKey: dedupeKeyOf(m),
       }));
       q.enqueue(items);
     },
     async backlog() {
-      // Stryker disable next-line StringLiteral: names the operation in error text
       return { queue: o.queue, ...ensureOpen('backlog').backlog() };
     },
     // async: a closed transport rejects, as the contract says, rather than throwing.
     consume: async (handler, consumeOptions) =>
-      // Stryker disable next-line StringLiteral: names the operation in error text
       subscribe(ensureOpen('consume'), handler, consumeOptions),
-    // Stryker disable next-line ConditionalExpression,BooleanLiteral: consumeDeadLetters offered without a limit reads nothing; the contract does not say it must be absent
     ...(o.deliveryLimit === false
       ? {}
       : {
@@ -205,13 +186,11 @@ export function createMemoryTransport(options: MemoryTransportOptions = {}): Mem
             handler: (d: Delivery) => Promise<void>,
             opts: ConsumeOptions,
           ) => {
-            // Stryker disable next-line StringLiteral: names the operation in error text
             lifecycle.assertOpen('consumeDeadLetters');
             return subscribe(openDeadLetters(), handler, opts);
           },
         }),
     close: () => lifecycle.close(),
-    // Stryker disable next-line BlockStatement: `await using` is the memory transport's own, not part of Transport
     [Symbol.asyncDispose]() {
       return transport.close();
     },

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Delivery, RenewableDelivery } from '../../src/contracts/transport.js';
 import { createEnvelope } from '../../src/envelope.js';
 import { ConfigError, LockLostError, TransportUnavailableError } from '../../src/errors.js';
-import { createMemoryBroker } from '../../src/memory/broker.js';
+import { type MemoryBroker, createMemoryBroker } from '../../src/memory/broker.js';
 import { createMemoryTransport } from '../../src/memory/transport.js';
 import { decodeEnvelope, encodeEnvelope } from '../../src/wire.js';
 
@@ -50,8 +50,17 @@ describe('memory transport', () => {
     await createMemoryTransport({ broker, queue: 'q' }).start();
     const odd = createMemoryTransport({ broker, queue: 'q', orderingPerKey: false });
     await expect(odd.start()).rejects.toThrow(ConfigError);
+    await expect(
+      createMemoryTransport({ broker, queue: 'q', dedupeWindowMs: 1000 }).start(),
+    ).rejects.toThrow(/dedupeWindowMs 300000 and deliveryLimit false; got .*dedupeWindowMs 1000/);
+    await createMemoryTransport({ broker, queue: 'limited', deliveryLimit: 3 }).start();
+    await expect(
+      createMemoryTransport({ broker, queue: 'limited', deliveryLimit: 4 }).start(),
+    ).rejects.toThrow(/deliveryLimit 3; got .* deliveryLimit 4/);
     const limited = createMemoryTransport({ broker, queue: 'q', deliveryLimit: 3 });
-    await expect(limited.start()).rejects.toThrow(/deliveryLimit false; got true and 3/);
+    await expect(limited.start()).rejects.toThrow(
+      /deliveryLimit false; got orderingPerKey true, dedupeWindowMs 300000 and deliveryLimit 3/,
+    );
   });
 
   it('validates options, consume options and retry delays; declares lock.ms and deliveryLimit', async () => {
@@ -61,6 +70,10 @@ describe('memory transport', () => {
     expect(createMemoryTransport().capabilities).toMatchObject({
       lock: { scope: 'message', ms: 30_000 },
       deliveryLimit: false,
+      maxDelayMs: 7 * 24 * 60 * 60 * 1000,
+      maxMessageBytes: 4 * 1024 * 1024,
+      orderingPerKey: true,
+      brokerDedupe: { windowMs: 300_000 },
     });
     await using t = createMemoryTransport({ lockMs: 1000, maxDelayMs: 500, deliveryLimit: 4 });
     expect(t.capabilities).toMatchObject({
@@ -115,6 +128,60 @@ describe('memory transport', () => {
     await expect(t.consumeDeadLetters?.(async () => {}, { concurrency: 1 })).rejects.toThrow(
       TransportUnavailableError,
     );
+    // The error names the transport and what was refused.
+    await expect(t.publish([])).rejects.toThrow('memory transport default: publish after close');
+    await expect(t.consume(async () => {}, { concurrency: 1 })).rejects.toThrow(
+      'memory transport default: consume after close',
+    );
+    await expect(t.consumeDeadLetters?.(async () => {}, { concurrency: 1 })).rejects.toThrow(
+      'memory transport default: consumeDeadLetters after close',
+    );
+    await expect(t.backlog()).rejects.toThrow('memory transport default: backlog after close');
+  });
+
+  it('closes with await using', async () => {
+    let kept: ReturnType<typeof createMemoryTransport> | undefined;
+    {
+      await using t = createMemoryTransport({ queue: 'scoped' });
+      kept = t;
+    }
+    await expect(kept.publish([])).rejects.toThrow('memory transport scoped: publish after close');
+  });
+
+  it('names its queue default unless told, and says where its messages live', () => {
+    const t = createMemoryTransport();
+    expect([t.queue, t.destination]).toEqual(['default', 'default']);
+    expect(t.capabilities.durability).toBe('in process memory only: lost when the process exits');
+  });
+
+  it('refuses a broker not made by createMemoryBroker and a dedupe window that is not a positive number or false', () => {
+    expect(() => createMemoryTransport({ broker: {} as MemoryBroker })).toThrow(
+      /invalid memory transport options: .*must be made by createMemoryBroker\(\)/s,
+    );
+    for (const dedupeWindowMs of [0, -1, '5' as unknown as number, true as unknown as number]) {
+      expect(() => createMemoryTransport({ dedupeWindowMs })).toThrow(ConfigError);
+    }
+    expect(createMemoryTransport({ dedupeWindowMs: 1 }).capabilities.brokerDedupe).toEqual({
+      windowMs: 1,
+    });
+  });
+
+  it('keeps every message of a batch when dedupe is off, and dedupes within a batch when on', async () => {
+    await using off = createMemoryTransport({ dedupeWindowMs: false });
+    await off.publish([{ envelope: env('d') }, { envelope: env('d') }]);
+    expect(off.broker.depth(off.queue)).toBe(2);
+    await using on = createMemoryTransport();
+    await on.publish([{ envelope: env('d') }, { envelope: env('d') }]);
+    expect(on.broker.depth(on.queue)).toBe(1);
+  });
+
+  it("without orderingPerKey hands one key's messages out together", async () => {
+    await using t = createMemoryTransport({ orderingPerKey: false });
+    const c = collect(2, async () => {});
+    await t.consume(c.handler, { concurrency: 2 });
+    await t.publish([{ envelope: env('1', 'k') }, { envelope: env('2', 'k') }]);
+    expect((await c.all).map((d) => d.envelope.id)).toEqual(['1', '2']);
+    for (const d of c.seen) await d.ack();
   });
 
   it('delivers what a wire round trip gives, byte for byte, unchanged by later writes to the published envelope', async () => {
@@ -158,6 +225,8 @@ describe('memory transport', () => {
 
   it('has no broker dead letters without a deliveryLimit', () => {
     expect('consumeDeadLetters' in createMemoryTransport()).toBe(false);
+    expect('consumeDeadLetters' in createMemoryTransport({ deliveryLimit: false })).toBe(false);
+    expect(createMemoryTransport({ deliveryLimit: false }).capabilities.deliveryLimit).toBe(false);
     expect('consumeDeadLetters' in createMemoryTransport({ deliveryLimit: 2 })).toBe(true);
   });
 
@@ -183,6 +252,41 @@ describe('memory transport', () => {
     // The next message of its key is delivered once the dead one left the queue.
     await expect.poll(() => t.broker.depth(t.queue)).toBe(0);
     expect(t.broker.depth(`${t.queue}.dead-letters`)).toBe(0); // acked by the dead-letter consumer
+  });
+
+  it("shares one queue's dead letters between the transports on it", async () => {
+    const broker = createMemoryBroker();
+    await using a = createMemoryTransport({ broker, queue: 'shared', deliveryLimit: 1 });
+    await using b = createMemoryTransport({ broker, queue: 'shared', deliveryLimit: 1 });
+    await a.consume((d) => d.retry({ delayMs: 0 }), { concurrency: 1 });
+    await a.publish([{ envelope: env('dead') }]);
+    const dead = collect(1);
+    await b.consumeDeadLetters?.(dead.handler, { concurrency: 1 });
+    expect((await dead.all).map((d) => [d.envelope.id, d.attempt])).toEqual([['dead', 1]]);
+  });
+
+  it("hands out one key's dead letters one at a time, as the queue orders its messages", async () => {
+    await using t = createMemoryTransport({ deliveryLimit: 1 });
+    await t.consume((d) => d.retry({ delayMs: 0 }), { concurrency: 2 });
+    await t.publish([{ envelope: env('a', 'k') }, { envelope: env('b', 'k') }]);
+    await expect.poll(() => t.broker.depth(`${t.queue}.dead-letters`)).toBe(2);
+    const held: string[] = [];
+    const gates: (() => void)[] = [];
+    await t.consumeDeadLetters?.(
+      async (d) => {
+        held.push(d.envelope.id);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        await d.ack();
+      },
+      { concurrency: 2 },
+    );
+    await expect.poll(() => held.length).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(held).toEqual(['a']); // b waits for a's settlement
+    gates[0]?.();
+    await expect.poll(() => held).toEqual(['a', 'b']);
+    gates[1]?.();
+    await expect.poll(() => t.broker.depth(`${t.queue}.dead-letters`)).toBe(0);
   });
 
   it('renewLock holds a delivery for lockMs again from now: no redelivery while renewed', async () => {
@@ -216,6 +320,8 @@ describe('memory transport', () => {
     const [first, second] = await c.all;
     expect(second?.attempt).toBe(2);
     expect(first?.signal.reason).toBeInstanceOf(LockLostError);
-    await expect((first as RenewableDelivery).renewLock()).rejects.toThrow(LockLostError);
+    await expect((first as RenewableDelivery).renewLock()).rejects.toThrow(
+      'lock on event "lost" of queue "default" is no longer held',
+    );
   });
 });
