@@ -5,46 +5,15 @@
  *   tsx bench/profile-server.ts 'receiver via hono' [seconds] [out-dir]
  */
 import { fork } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { runLoad } from './load.js';
-import { BENCH_SECRET } from './servers.js';
+import { signedEvent } from './stripe-event.js';
 
 const kind = process.argv[2] ?? 'receiver';
 const seconds = Number(process.argv[3] ?? 4);
 const dir = process.argv[4] ?? `/tmp/re-prof/${kind.replace(/\W+/g, '_')}`;
-const filler = randomBytes(300).toString('hex');
-const event = (tag: string, i: number) => {
-  const created = Math.floor(Date.now() / 1000);
-  const body = JSON.stringify({
-    id: `evt_${tag}_${i}`,
-    object: 'event',
-    api_version: '2025-06-30',
-    created,
-    type: 'payment_intent.succeeded',
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: `req_${i}`, idempotency_key: null },
-    data: {
-      object: {
-        id: `pi_${i}`,
-        object: 'payment_intent',
-        amount: 4200,
-        currency: 'eur',
-        customer: `cus_${i % 97}`,
-        status: 'succeeded',
-        metadata: { order: `ord_${i}`, note: filler },
-      },
-    },
-  });
-  const v1 = createHmac('sha256', BENCH_SECRET).update(`${created}.${body}`).digest('hex');
-  return {
-    path: '/webhooks/stripe',
-    headers: { 'content-type': 'application/json', 'stripe-signature': `t=${created},v1=${v1}` },
-    body,
-  };
-};
+const event = signedEvent;
 const child = fork(new URL('./servers.ts', import.meta.url), [kind], {
   execArgv: [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${dir}`],
 });

@@ -10,13 +10,13 @@
  *   BENCH_SERVERS='receiver,receiver+metrics' pnpm --filter @onceflow/core bench   # some servers only
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { createHmac, randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 // The comparison table the adapter benches print too (its rows reach docs/benchmarks.md's summary).
 import { printComparisons } from '../../conformance/src/bench/report.js';
 import { metricsCostPerRequest } from './handler-cost.js';
 import { type LoadResult, formatResult, runLoad } from './load.js';
 import { BENCH_SECRET, SERVER_KINDS, type ServerKind } from './servers.js';
+import { signedEvent } from './stripe-event.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 1_000);
@@ -27,39 +27,6 @@ const KINDS = (process.env.BENCH_SERVERS?.split(/,(?! )/) ?? SERVER_KINDS).map((
   if (!(SERVER_KINDS as readonly string[]).includes(k)) throw new Error(`unknown server ${k}`);
   return k as ServerKind;
 });
-
-/** A ~1.3 KB Stripe event with a unique id, signed as Stripe signs it. */
-const filler = randomBytes(300).toString('hex');
-function signedEvent(tag: string, i: number) {
-  const created = Math.floor(Date.now() / 1000);
-  const body = JSON.stringify({
-    id: `evt_${tag}_${i}`,
-    object: 'event',
-    api_version: '2025-06-30',
-    created,
-    type: 'payment_intent.succeeded',
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: `req_${i}`, idempotency_key: null },
-    data: {
-      object: {
-        id: `pi_${i}`,
-        object: 'payment_intent',
-        amount: 4200,
-        currency: 'eur',
-        customer: `cus_${i % 97}`,
-        status: 'succeeded',
-        metadata: { order: `ord_${i}`, note: filler },
-      },
-    },
-  });
-  const v1 = createHmac('sha256', BENCH_SECRET).update(`${created}.${body}`).digest('hex');
-  return {
-    path: '/webhooks/stripe',
-    headers: { 'content-type': 'application/json', 'stripe-signature': `t=${created},v1=${v1}` },
-    body,
-  };
-}
 
 interface Server {
   readonly kind: ServerKind;
