@@ -25,11 +25,21 @@ afterEach(() => {
 });
 
 /** Forks a worker process on the file; resolves once it consumes. */
-async function startWorker(path: string, mode: 'ack' | 'hang', lockMs: number, concurrency = 4) {
-  const child = fork(script, [path, 'q', mode, String(lockMs), String(concurrency)], {
-    execArgv: ['--conditions=@onceflow/source', '--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+async function startWorker(
+  path: string,
+  mode: 'ack' | 'hang',
+  lockMs: number,
+  concurrency = 4,
+  pauseMs = 3,
+) {
+  const child = fork(
+    script,
+    [path, 'q', mode, String(lockMs), String(concurrency), String(pauseMs)],
+    {
+      execArgv: ['--conditions=@onceflow/source', '--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   children.push(child);
   const reports: Report[] = [];
   child.on('message', (m) => reports.push(m as Report));
@@ -47,9 +57,11 @@ describe('embedded transport across processes', () => {
     const path = tempDbPath();
     await using publisher = createEmbedded({ path });
     await publisher.start();
+    // Each holds a delivery up to 40 ms, two at a time: one alone would need about 4 s for the
+    // 200, so the other, polling every 10 ms, gets some however loaded the machine is.
     const [a, b] = await Promise.all([
-      startWorker(path, 'ack', 30_000),
-      startWorker(path, 'ack', 30_000),
+      startWorker(path, 'ack', 30_000, 2, 40),
+      startWorker(path, 'ack', 30_000, 2, 40),
     ]);
     const transport = publisher.transport('q');
     const total = 200;
