@@ -6,6 +6,7 @@ import {
   dedupeKeyOf,
   KAFKA_BINDING,
   runDelivery,
+  SETTLED,
 } from '@onceflow/core/kit';
 import { type Delivery, type Envelope, LockLostError } from '@onceflow/core';
 import type { KafkaMessage } from 'kafkajs';
@@ -60,9 +61,6 @@ export function handOut(
  * offsets and reported to `ctx.unrecorded`.
  */
 
-/** What `ack` returns: recording an ack is synchronous, so one resolved promise serves every record. */
-const SETTLED = Promise.resolve();
-
 /** Decoding and runDelivery never throw; if they did, the record would stay unsettled. */
 const UNSETTLED: Promise<undefined> = Promise.resolve(undefined);
 
@@ -111,6 +109,7 @@ class RecordDelivery implements DeliveryInit, RunDeliveryOptions {
     this.#ctx.unrecorded(error, this);
   }
 
+  /** Recording an ack is synchronous (the offset marked in memory): answers with the kit's `SETTLED`. */
   ack(): Promise<void> {
     try {
       assertHeld(this.#ctx, this.#offset);

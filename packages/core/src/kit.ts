@@ -75,6 +75,7 @@ export {
   type RetryOptions,
   type SettlementOutcome,
   type SettlementRecorder,
+  SETTLED,
   createSettlement,
 } from './transport-kit/settlement.js';
 export {

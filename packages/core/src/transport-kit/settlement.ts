@@ -31,6 +31,15 @@ export interface DeliverySettlement extends SettlementRecorder {
 }
 
 const noop = () => {};
+
+/**
+ * What a `SettlementRecorder`'s `ack` or `retry` returns when it recorded the settlement before
+ * returning (Kafka's ack: an offset marked in the consumer's memory). The kit then counts the
+ * settlement as recorded at once, and the worker does not wait on it: no callbacks and no await
+ * per delivery. Any other promise is waited for as before.
+ */
+export const SETTLED: Promise<void> = Promise.resolve();
+
 const ACK: SettlementOutcome = Object.freeze({ kind: 'ack' });
 
 interface SettlementState {
@@ -81,6 +90,10 @@ function settle(
     attempt = Promise.reject(error);
   }
   state.recorded = attempt;
+  if (attempt === SETTLED) {
+    state.confirmed = true;
+    return attempt;
+  }
   attempt.then(
     () => {
       if (state.recorded === attempt) state.confirmed = true;

@@ -6,8 +6,9 @@ import { completeRecord, recordFailed, report, settlementRefused } from './apply
 import type { Heartbeat } from './heartbeat.js';
 import type { Invoke } from './invoke.js';
 import type { Job } from './job.js';
+import { SETTLED } from '../transport-kit/settlement.js';
 import type { RecordGuard } from './record-guard.js';
-import { decideVerdict, type Verdict, type VerdictPolicy } from './verdict.js';
+import { decideVerdict, PROCESSED, type Verdict, type VerdictPolicy } from './verdict.js';
 
 /**
  * What a step reports when it returns; throwing reports an error. `verdict.ts` turns either into
@@ -105,7 +106,8 @@ export function planAttempt(steps: PipelineSteps, invoke: Invoke | undefined): A
           }
           result = HANDLED;
         }
-        verdict = decideVerdict({ result }, policyFor(job));
+        // The handled verdict needs no policy: no input or policy object for most deliveries.
+        verdict = result === HANDLED ? PROCESSED : decideVerdict({ result }, policyFor(job));
       } catch (error) {
         verdict = decideVerdict({ error }, policyFor(job));
       }
@@ -122,7 +124,9 @@ export function planAttempt(steps: PipelineSteps, invoke: Invoke | undefined): A
         }
       }
       try {
-        await job.delivery.ack();
+        const acking = job.delivery.ack();
+        // An ack recorded before it returned (the kit's `SETTLED`) is not awaited.
+        if (acking !== SETTLED) await acking;
       } catch (err) {
         settlementRefused(job, verdict, err);
         return;

@@ -38,7 +38,7 @@ export interface VerdictPolicy {
 }
 
 /** The verdicts of nearly every delivery, one frozen object each rather than one per delivery. */
-const PROCESSED: Verdict = Object.freeze({ action: 'ack', why: 'processed' });
+export const PROCESSED: Verdict = Object.freeze({ action: 'ack', why: 'processed' });
 const DUPLICATE: Verdict = Object.freeze({ action: 'ack', why: 'duplicate' });
 
 const MAX_REASON = 1000;

@@ -17,6 +17,7 @@ import {
   parseConsumeOptions,
   readDeadLetterHeaders,
   runDelivery,
+  SETTLED,
 } from '../../src/kit.js';
 
 /** Broker operations that record what was called; `fail` names operations that reject. */
@@ -53,6 +54,22 @@ describe('createSettlement', () => {
     expect(s.outcome).toBeUndefined();
     await s.retry({ delayMs: 0 });
     expect(ops.calls).toEqual(['ack', 'retry:{"delayMs":0}']);
+  });
+
+  it('counts an ack answered with SETTLED as recorded at once, and still records it only once', async () => {
+    let acks = 0;
+    const s = createSettlement({
+      ack: () => {
+        acks++;
+        return SETTLED;
+      },
+      retry: async () => {},
+    });
+    expect(s.ack()).toBe(SETTLED);
+    expect(s.recorded).toBe(SETTLED);
+    await Promise.all([s.ack(), s.retry({ delayMs: 5 })]);
+    expect(acks).toBe(1);
+    expect(s.outcome).toEqual({ kind: 'ack' });
   });
 });
 
