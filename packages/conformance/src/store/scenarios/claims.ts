@@ -1,7 +1,7 @@
 import type { ClaimResult } from '@onceflow/core';
 import { expect } from 'vitest';
 import { NON_UTF8_BYTES, sameBytes } from '../../envelopes.js';
-import { sleep, waitUntil } from '../../wait.js';
+import { beforeLeaseEnds, sleep, waitUntil } from '../../wait.js';
 import type { StoreScenario } from '../scenario.js';
 
 const tokenOf = (r: ClaimResult): string => {
@@ -56,10 +56,13 @@ export const claimScenarios: StoreScenario[] = [
   {
     name: 'a claim is in-flight while its lease lives and stale-pending, with a new token, once it runs out',
     async run({ store, envelope, shortLeaseMs, longLeaseMs, deadlineMs }) {
-      const env = envelope();
-      const started = Date.now();
-      const first = tokenOf(await store.claim(env, { leaseMs: shortLeaseMs }));
-      expect(await store.claim(env, { leaseMs: shortLeaseMs })).toEqual({ status: 'in-flight' });
+      const { env, started, first, held } = await beforeLeaseEnds(shortLeaseMs, async () => {
+        const env = envelope();
+        const started = Date.now();
+        const first = tokenOf(await store.claim(env, { leaseMs: shortLeaseMs }));
+        return { env, started, first, held: await store.claim(env, { leaseMs: shortLeaseMs }) };
+      });
+      expect(held, 'a claim while the lease lives').toEqual({ status: 'in-flight' });
       const stale = await waitUntil(
         async () => {
           const r = await store.claim(env, { leaseMs: longLeaseMs });
