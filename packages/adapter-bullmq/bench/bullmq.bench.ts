@@ -8,7 +8,8 @@
  *   BullMQ `Worker` whose processor decodes the envelope and returns (BullMQ completes the job),
  *   and the same raw `Worker` taking and completing each event's record in a memory record store
  *   first, as the worker's guard does (`begin` then `complete`, the same store type as ours);
- *   all at concurrency 32 on a pre-filled queue.
+ *   all at concurrency 32 on a pre-filled queue. The consume rows also print this process's CPU
+ *   and heap allocation per job on each side (BullMQ's scripts run in Redis, on neither).
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -16,6 +17,7 @@ import {
   interleaved,
   measure,
   printComparisons,
+  printCosts,
   publishAll,
   consumeWithWorker,
   rawRecordGuard,
@@ -171,6 +173,11 @@ async function main(): Promise<void> {
     },
     { name: `consume (worker + guard, c=${CONCURRENCY})`, ours: conOurs, raw: conRaw, aim: 0.8 },
     { name: 'consume vs raw + record store', ours: conOurs, raw: conRawGuarded, aim: 0.8 },
+  ]);
+  printCosts('Consume: this process per job (medians of the rounds; ratios to the first row)', [
+    conRawGuarded,
+    conRaw,
+    conOurs,
   ]);
 }
 
