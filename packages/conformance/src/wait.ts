@@ -30,12 +30,15 @@ export async function waitUntil<T>(
   }
 }
 
+/** Runs the suite makes of a check that a machine stall left unjudged, before it gives up. */
+const TRIES = 5;
+
 /**
  * Runs `steps` until one run finishes within `leaseMs` of its start, and resolves with that run's
  * result. A scenario whose assertions need a short lease still alive runs its calls here, so a
  * stall of the machine (a disk sync, a GC pause) that ran the lease out is tried again instead of
  * judged: a run that finished within the lease proves the lease was alive at each of its calls.
- * Rejects with `ConformanceTimeoutError` when every one of `tries` runs stalled.
+ * Rejects with `ConformanceTimeoutError`, naming the setting to `raise`, when every run stalled.
  *
  * @example
  * const { env, again } = await beforeLeaseEnds(200, async () => { ... });
@@ -43,17 +46,42 @@ export async function waitUntil<T>(
 export async function beforeLeaseEnds<T>(
   leaseMs: number,
   steps: () => Promise<T>,
-  tries = 5,
+  raise = 'shortLeaseMs',
 ): Promise<T> {
-  for (let i = 0; i < tries; i++) {
+  for (let i = 0; i < TRIES; i++) {
     const started = Date.now();
     const result = await steps();
     if (Date.now() - started < leaseMs) return result;
   }
   throw new ConformanceTimeoutError(
-    `each of ${tries} runs took longer than the ${leaseMs} ms lease it needed alive: raise shortLeaseMs`,
+    `each of ${TRIES} runs took longer than the ${leaseMs} ms lease it needed alive: raise ${raise}`,
   );
 }
+
+/**
+ * Runs `run` until one run can be judged, and resolves with what it saw. A run whose assertions
+ * need a short lock held at calls spread over more than the lock (renewals, a handler's first
+ * read of its signal) answers `undefined` when one of them came too late to prove it (a machine
+ * stall may rightly have let the lock go), and is run again on a fresh queue. Rejects with
+ * `ConformanceTimeoutError` (saying `why`) when every run answered `undefined`.
+ *
+ * @example
+ * const seen = await untilJudged(() => oneRun(ctx), 'a renewal came too late to prove the lock held');
+ */
+export async function untilJudged<T>(run: () => Promise<T | undefined>, why: string): Promise<T> {
+  for (let i = 0; i < TRIES; i++) {
+    const seen = await run();
+    if (seen !== undefined) return seen;
+  }
+  throw new ConformanceTimeoutError(`in each of ${TRIES} runs ${why}`);
+}
+
+/**
+ * How long after a delivery (or a renewal asked) the suite counts a lock of `lockMs` surely held:
+ * a transport may count its lock lost a little early (SQS keeps a tenth for whole-second
+ * rounding and clock skew), so a call later than this proves nothing about the lock.
+ */
+export const surelyHeldMs = (lockMs: number): number => lockMs * 0.75;
 
 /**
  * Waits a fixed time. The suite uses it only to show that something does *not* happen (no early

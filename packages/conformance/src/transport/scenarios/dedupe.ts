@@ -5,7 +5,7 @@ import { expect } from 'vitest';
 import { testEnvelope } from '../../envelopes.js';
 import { handleOnce } from '../../handle-once.js';
 import { createHandlerSpy } from '../../spy.js';
-import { sleep, waitUntil } from '../../wait.js';
+import { beforeLeaseEnds, sleep, waitUntil } from '../../wait.js';
 import type { ScenarioContext, ScenarioGroup, TransportScenario } from '../scenario.js';
 
 /** A spy whose acks go through the event record's guard (handleOnce), counting how often each effect ran. */
@@ -32,17 +32,25 @@ const declared: TransportScenario = {
       `the declared window is a number of ms above 0, got ${window}`,
     ).toBe(true);
     await using fx = await fixture();
-    const event = testEnvelope();
     const sentinel = testEnvelope();
     const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs });
     await fx.consume(spy.handler(), { concurrency: 2 });
-    await fx.publish(event);
-    await fx.publish(event); // the receiver's relay re-publishing after a crash
-    await fx.publish(
-      { envelope: event },
-      { envelope: event, dedupeKey: dedupeKeyOf({ envelope: event }) },
+    // Inside the window only if taken within it: a run that a stall made longer is run again.
+    const event = await beforeLeaseEnds(
+      window ?? 0,
+      async () => {
+        const event = testEnvelope();
+        await fx.publish(event);
+        await fx.publish(event); // the receiver's relay re-publishing after a crash
+        await fx.publish(
+          { envelope: event },
+          { envelope: event, dedupeKey: dedupeKeyOf({ envelope: event }) },
+        );
+        await fx.publish({ envelope: event, dedupeKey: `${event.id}:replay-1` }); // a replay: distinct key
+        return event;
+      },
+      'the transport’s dedupe window',
     );
-    await fx.publish({ envelope: event, dedupeKey: `${event.id}:replay-1` }); // a replay: distinct key
     await fx.publish(sentinel);
     await spy.waitFor(sentinel.id, 'processed');
     await spy.waitForCount('processed', 2, { id: event.id });
@@ -60,15 +68,23 @@ const expires = (windowMs: number): TransportScenario => ({
   proves: ['brokerDedupe'],
   async run({ fixture, t }) {
     await using fx = await fixture();
-    const event = testEnvelope();
     const spy = createHandlerSpy(undefined, { timeoutMs: t.deliveryMs });
     await fx.consume(spy.handler(), { concurrency: 1 });
-    const asked = Date.now();
-    await fx.publish(event);
-    const taken = Date.now();
-    await spy.waitFor(event.id, 'processed');
-    await sleep(Math.max(0, asked + windowMs * 0.3 - Date.now()));
-    await fx.publish(event); // inside the window (it began at `asked` or later)
+    // Inside the window only if taken within it: a run that a stall made longer is run again.
+    const { event, taken } = await beforeLeaseEnds(
+      windowMs,
+      async () => {
+        const event = testEnvelope();
+        const asked = Date.now();
+        await fx.publish(event);
+        const taken = Date.now();
+        await spy.waitFor(event.id, 'processed');
+        await sleep(Math.max(0, asked + windowMs * 0.3 - Date.now()));
+        await fx.publish(event); // inside the window (it began at `asked` or later)
+        return { event, taken };
+      },
+      'the transport’s dedupe window',
+    );
     await sleep(Math.max(0, taken + windowMs + 20 - Date.now()));
     await fx.publish(event); // past the window (it began at `taken` or earlier)
     await spy.waitForCount('processed', 2, { id: event.id });
