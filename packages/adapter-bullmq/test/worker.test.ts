@@ -1,5 +1,5 @@
 import { testEnvelope, waitUntil } from '@onceflow/conformance';
-import { createWorker, defineHandler } from '@onceflow/core';
+import { createWorker, defineHandler, type Envelope } from '@onceflow/core';
 import { createMemoryStore } from '@onceflow/core/testing';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -39,6 +39,40 @@ async function pending(queue: string): Promise<[number, number]> {
     }),
   );
   return [counts[0] ?? -1, counts[1] ?? -1];
+}
+
+/**
+ * Hands the job of `event` on `queue` to consumers that take it and die with it: a bare BullMQ
+ * worker whose processor never returns and whose locks (300 ms, never renewed) expire, until
+ * the job was delivered 3 times. Resolves with the deliveries it had once they stopped.
+ */
+async function crashThrice(queue: string, event: Envelope): Promise<number> {
+  const crashConnection = connection.duplicate();
+  const crashing = new Worker(queue, () => new Promise<void>(() => {}), {
+    connection: crashConnection,
+    prefix,
+    concurrency: 5,
+    lockDuration: 300,
+    skipLockRenewal: true,
+    stalledInterval: 100,
+    maxStalledCount: 100,
+  });
+  const work = new Queue(queue, { connection, prefix });
+  const started = async () =>
+    (await work.getJob(jobIdOf(`${event.source}:${event.id}`)))?.attemptsStarted ?? 0;
+  try {
+    await waitUntil(async () => (await started()) >= 3, {
+      timeoutMs: 10_000,
+      intervalMs: 20,
+      message: 'three crashed deliveries',
+    });
+    await crashing.close(true);
+    return await started();
+  } finally {
+    await crashing.close(true);
+    crashConnection.disconnect();
+    await work.close();
+  }
 }
 
 describe('a worker on bullmq', () => {
@@ -81,75 +115,63 @@ describe('a worker on bullmq', () => {
   }, 30_000);
 
   it('records a job whose consumers crashed deliveryLimit times, from the dead-letter queue, without running the handler', async () => {
-    const queue = freshQueue();
-    const transport = createBullmqTransport({
-      url,
-      prefix,
-      queue,
-      lockMs: 2_000,
-      deliveryLimit: 3,
-      stalledIntervalMs: 100,
-    });
-    const records = createMemoryStore();
-    const event = testEnvelope();
-    await transport.publish([{ envelope: event }]);
-
-    // Consumers that take the job and die with it: a bare BullMQ worker whose processor never
-    // returns and whose locks (300 ms, never renewed) expire, until the job was delivered 3 times.
-    const crashConnection = connection.duplicate();
-    const crashing = new Worker(queue, () => new Promise<void>(() => {}), {
-      connection: crashConnection,
-      prefix,
-      concurrency: 5,
-      lockDuration: 300,
-      skipLockRenewal: true,
-      stalledInterval: 100,
-      maxStalledCount: 100,
-    });
-    const work = new Queue(queue, { connection, prefix });
-    try {
-      await waitUntil(
-        async () =>
-          (await work.getJob(jobIdOf(`${event.source}:${event.id}`)))?.attemptsStarted === 3,
-        { timeoutMs: 10_000, intervalMs: 20, message: 'three crashed deliveries' },
-      );
-    } finally {
-      await crashing.close(true);
-      crashConnection.disconnect();
-      await work.close();
-    }
-
-    let runs = 0;
-    const worker = createWorker({
-      transport,
-      records,
-      retry: { maxAttempts: 2 },
-      handlers: [
-        defineHandler({
-          type: event.type,
-          async handle() {
-            runs++;
-          },
-        }),
-      ],
-    });
-    try {
-      await worker.start();
-      await waitUntil(
-        async () => (await records.get(event.source, event.id))?.state === 'dead-lettered',
-        { timeoutMs: 10_000, message: 'dead-lettered in the record' },
-      );
-      const record = await records.get(event.source, event.id);
-      expect(record?.attempts).toBe(3);
-      expect(record?.history.at(-1)?.note).toBe('broker dead-letter');
-      expect(runs, 'the handler never ran past the limit').toBe(0);
-      await waitUntil(async () => (await pending(queue)).join() === '0,0', {
-        timeoutMs: 5_000,
-        message: 'nothing left to deliver on the work and dead-letter queues',
+    // The crash loop is judged only when its consumers stopped at exactly three deliveries: a
+    // stall of this process between the third fetch and their close may rightly let the 300 ms
+    // lock of the third run out and a fourth delivery start. Such a run is run again, on a fresh
+    // queue, before the transport under test ever sees the job.
+    for (let run = 1; ; run++) {
+      const queue = freshQueue();
+      const transport = createBullmqTransport({
+        url,
+        prefix,
+        queue,
+        lockMs: 2_000,
+        deliveryLimit: 3,
+        stalledIntervalMs: 100,
       });
-    } finally {
-      await worker.close();
-      await transport.close();
+      const event = testEnvelope();
+      await transport.publish([{ envelope: event }]);
+      const started = await crashThrice(queue, event);
+      if (started !== 3 && run < 5) {
+        await transport.close();
+        continue;
+      }
+      expect(started, 'deliveries the crashed consumers had when they stopped').toBe(3);
+
+      const records = createMemoryStore();
+      let runs = 0;
+      const worker = createWorker({
+        transport,
+        records,
+        retry: { maxAttempts: 2 },
+        handlers: [
+          defineHandler({
+            type: event.type,
+            async handle() {
+              runs++;
+            },
+          }),
+        ],
+      });
+      try {
+        await worker.start();
+        await waitUntil(
+          async () => (await records.get(event.source, event.id))?.state === 'dead-lettered',
+          { timeoutMs: 10_000, message: 'dead-lettered in the record' },
+        );
+        const record = await records.get(event.source, event.id);
+        expect(record?.attempts).toBe(3);
+        expect(record?.history.at(-1)?.note).toBe('broker dead-letter');
+        expect(runs, 'the handler never ran past the limit').toBe(0);
+        await waitUntil(async () => (await pending(queue)).join() === '0,0', {
+          timeoutMs: 5_000,
+          message: 'nothing left to deliver on the work and dead-letter queues',
+        });
+      } finally {
+        await worker.close();
+        await transport.close();
+      }
+      return;
     }
-  }, 30_000);
+  }, 60_000);
 });

@@ -77,15 +77,33 @@ describe('visibility timeout', () => {
   });
 
   it('renewLock (ChangeMessageVisibility) keeps the same long handler from being redelivered', async () => {
-    await using fx = await fixture();
-    const event = testEnvelope();
-    const { spy, effects } = slowGuardedHandler((d) => (d as RenewableDelivery).renewLock());
-    await fx.transport.consume(spy.handler(), { concurrency: 4 });
-    await fx.transport.publish([{ envelope: event }]);
-    const done = await spy.waitFor(event.id, 'processed');
-    expect(done.attempt).toBe(1);
-    await sleep(LOCK_MS * 1.5);
-    expect(spy.count('received', event.id)).toBe(1);
-    expect(effects.get(event.id)).toBe(1);
+    // A run is judged only when each renewal, and the ack, came while the visibility it renewed
+    // was surely held: a stall of the machine between two of them may rightly have let the
+    // message become visible again. Such a run is run again, on a fresh queue.
+    const surely = LOCK_MS * 0.75;
+    for (let run = 1; ; run++) {
+      await using fx = await fixture();
+      const event = testEnvelope();
+      let since = 0; // when the visibility was last set, at the earliest
+      let inTime = true;
+      const { spy, effects } = slowGuardedHandler(async (d) => {
+        const at = Date.now();
+        inTime &&= at - since < surely;
+        await (d as RenewableDelivery).renewLock();
+        since = at;
+      });
+      await fx.transport.consume(spy.handler(), { concurrency: 4 });
+      since = Date.now();
+      await fx.transport.publish([{ envelope: event }]);
+      const done = await spy.waitFor(event.id, 'processed');
+      inTime &&= done.at - since < surely; // the ack
+      await sleep(LOCK_MS * 1.5);
+      if (!inTime && run < 5) continue;
+      expect(inTime, 'a run whose renewals and ack all came in time').toBe(true);
+      expect(done.attempt).toBe(1);
+      expect(spy.count('received', event.id)).toBe(1);
+      expect(effects.get(event.id)).toBe(1);
+      return;
+    }
   });
 });

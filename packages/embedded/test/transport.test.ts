@@ -113,36 +113,61 @@ describe('embedded transport', () => {
   });
 
   it('keeps the message while renewLock renews the lease', async () => {
-    const path = tempDbPath();
-    await using embedded = createEmbedded({ path, ...fast });
-    await using rival = createEmbedded({ path, ...fast });
-    const transport = embedded.transport('q', { lockMs: 250 });
-    const attempts: number[] = [];
-    const rivalSaw: string[] = [];
-    const rivalSub = await rival
-      .transport('q')
-      .consume(async (d) => void rivalSaw.push(d.envelope.id), { concurrency: 1 });
-    const done = deferred();
-    const sub = await transport.consume(
-      async (d) => {
-        attempts.push(d.attempt);
-        // Runs 4 × 100 ms, longer than the 250 ms lease it started with.
-        for (let i = 0; i < 4; i++) {
-          await (d as RenewableDelivery).renewLock();
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        expect(d.signal.aborted).toBe(false);
-        await d.ack();
-        done.resolve();
-      },
-      { concurrency: 1 },
-    );
-    await transport.publish([{ envelope: event('long') }]);
-    await done.promise;
-    await sub.close();
-    await rivalSub.close();
-    expect(attempts).toEqual([1]);
-    expect(rivalSaw).toEqual([]);
+    // A run is judged only when each renewal, and the ack, came while the lease it renewed was
+    // surely held: a stall of the machine between two of them may rightly have let the lease go
+    // (to the rival, or back to this consumer). Such a run is run again, on a fresh file.
+    const lockMs = 250;
+    for (let run = 1; ; run++) {
+      const path = tempDbPath();
+      await using embedded = createEmbedded({ path, ...fast });
+      await using rival = createEmbedded({ path, ...fast });
+      const transport = embedded.transport('q', { lockMs });
+      const attempts: number[] = [];
+      const rivalSaw: string[] = [];
+      const rivalSub = await rival
+        .transport('q')
+        .consume(async (d) => void rivalSaw.push(d.envelope.id), { concurrency: 1 });
+      let since = 0; // when the lease was last taken or renewed, at the earliest
+      let inTime = true;
+      const heldAt = () => {
+        const at = Date.now();
+        inTime &&= at - since < lockMs * 0.75;
+        return at;
+      };
+      const done = deferred<{ aborted: boolean; error?: unknown }>();
+      const sub = await transport.consume(
+        async (d) => {
+          attempts.push(d.attempt);
+          try {
+            // Runs 4 × 100 ms, longer than the 250 ms lease it started with.
+            for (let i = 0; i < 4; i++) {
+              const at = heldAt();
+              await (d as RenewableDelivery).renewLock();
+              since = at;
+              await new Promise((r) => setTimeout(r, 100));
+            }
+            const aborted = d.signal.aborted; // when it settles, as a handler would read it
+            heldAt();
+            await d.ack();
+            done.resolve({ aborted });
+          } catch (error) {
+            done.resolve({ aborted: d.signal.aborted, error });
+          }
+        },
+        { concurrency: 1 },
+      );
+      since = Date.now();
+      await transport.publish([{ envelope: event('long') }]);
+      const seen = await done.promise;
+      await sub.close();
+      await rivalSub.close();
+      if (!inTime && run < 5) continue;
+      expect(inTime, 'a run whose renewals and ack all came in time').toBe(true);
+      expect(seen).toEqual({ aborted: false });
+      expect(attempts).toEqual([1]);
+      expect(rivalSaw).toEqual([]);
+      return;
+    }
   });
 
   it('keeps queued messages across a reopen, a message another connection was handling included', async () => {
