@@ -15,7 +15,7 @@ import {
   type Worker,
 } from '@onceflow/core';
 import { createEmbedded, type Embedded } from '@onceflow/embedded';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import type { Output } from '../src/output.js';
 
 const dirs: string[] = [];
@@ -78,6 +78,23 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** The least time between progress lines, and before the first (`createProgress`'s default). */
+export const PROGRESS_INTERVAL_MS = 1000;
+
+/**
+ * Asserts that a run of `verb` printed nothing on stderr but its progress lines: none at all
+ * when it took less than `PROGRESS_INTERVAL_MS` (`tookMs`, measured around the run), else
+ * progress only, as a run that a disk sync or a slow broker held up longer rightly prints.
+ */
+export function expectOnlyProgress(err: readonly string[], verb: string, tookMs?: number): void {
+  if (tookMs !== undefined && tookMs < PROGRESS_INTERVAL_MS) {
+    expect(err, 'stderr of a run shorter than the progress interval').toEqual([]);
+    return;
+  }
+  const progress = new RegExp(`^${verb}: \\d+/\\d+ \\(\\d+%\\), [\\d.]+/s, ETA \\S+( \\S+)?$`);
+  for (const line of err) expect(line, 'stderr holds progress lines only').toMatch(progress);
 }
 
 /** Creates an empty embedded file (schema applied), as a deployed pipeline would have. */

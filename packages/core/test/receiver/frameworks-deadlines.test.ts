@@ -11,14 +11,17 @@ import { createReceiver, type Receiver } from '../../src/receiver/index.js';
 import { stripe } from '../../src/verify/stripe.js';
 import { STRIPE_SECRET, slowClient, stripeEvent, stripeHeaders, until } from './helpers.js';
 
-/** A receiver with short deadlines, so a slow client is cut off quickly. */
-function newReceiver(): Receiver {
+/**
+ * A receiver with the one short deadline a test is about, so a slow client is cut off quickly;
+ * the other stays long, as a stall of the machine could run a short one out first (once the
+ * process runs again, the deadline's timer fires before the socket's waiting bytes are read).
+ */
+function newReceiver(deadline: { headersTimeoutMs: number } | { bodyTimeoutMs: number }): Receiver {
   return createReceiver({
     sources: { stripe: stripe({ secrets: [STRIPE_SECRET] }) },
     inbox: createMemoryStore(),
     transport: createMemoryTransport(),
-    headersTimeoutMs: 300,
-    bodyTimeoutMs: 300,
+    ...deadline,
   });
 }
 
@@ -87,7 +90,7 @@ describe.each(Object.keys(frameworks))('%s with receiver.serverOptions', (name) 
   const start = frameworks[name]!;
 
   it('answers 408 and closes the socket when the headers come too slowly', async () => {
-    const app = await start(newReceiver());
+    const app = await start(newReceiver({ headersTimeoutMs: 300 }));
     try {
       const lines = ['POST /webhooks/stripe HTTP/1.1\r\n', 'host: x\r\n'];
       for (let i = 0; i < 100; i++) lines.push(`x-slow-${i}: 1\r\n`);
@@ -100,7 +103,7 @@ describe.each(Object.keys(frameworks))('%s with receiver.serverOptions', (name) 
   });
 
   it('answers 408 when the body comes too slowly, before the client is done sending', async () => {
-    const app = await start(newReceiver());
+    const app = await start(newReceiver({ bodyTimeoutMs: 300 }));
     try {
       const body = stripeEvent('evt_framework_slow');
       const lines = ['POST /webhooks/stripe HTTP/1.1', 'host: x', `content-length: ${body.length}`];

@@ -116,7 +116,9 @@ describe('retention janitor', () => {
     await until(() => batches >= 2);
     const t0 = performance.now();
     await janitor.close();
-    expect(performance.now() - t0).toBeLessThan(500);
+    // Promptly, not never (the purge has no end of its own): close waits for the batch in flight,
+    // a 5 ms timer, which a starved process on a loaded machine may run half a second late.
+    expect(performance.now() - t0).toBeLessThan(2_000);
     expect(await run).toBe(batches * 100);
     const after = batches;
     await new Promise((r) => setTimeout(r, 50));

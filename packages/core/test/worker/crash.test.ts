@@ -4,6 +4,14 @@ import { type CrashHost, createCrashHost } from './crash-host.js';
 import { waitFor } from './fixture.js';
 import { APPEND, REJECT } from './fixtures/crash-worker.js';
 
+/**
+ * The broker's lock where nothing waits for one to run out (a killed worker's delivery comes back
+ * as its process exits): long, as a delivery over IPC cannot renew its lock, and one that a
+ * loaded machine kept unsettled past a short lock (its begin and its ack are round trips to a
+ * freshly started process) would rightly be delivered again, a third time.
+ */
+const HELD_MS = 30_000;
+/** The broker's lock, and so the lease, where another worker takes over once the lease ran out. */
 const LOCK_MS = 500;
 
 const events = (types: readonly string[]): Envelope[] =>
@@ -28,7 +36,7 @@ async function settled(host: CrashHost, expected: { completed: number; deadLette
 
 describe('a worker SIGKILLed between the record write and the broker ack', () => {
   it('after complete is written: the broker redelivers, the record answers processed; lost 0, doubled 0', async () => {
-    await using host = createCrashHost({ lockMs: LOCK_MS });
+    await using host = createCrashHost({ lockMs: HELD_MS });
     const sent = events(Array.from({ length: 10 }, () => APPEND));
     await host.transport.publish(sent.map((envelope) => ({ envelope })));
 
@@ -55,7 +63,7 @@ describe('a worker SIGKILLed between the record write and the broker ack', () =>
   }, 60_000);
 
   it('after deadLetter is written: the broker redelivers, the record answers dead-lettered; lost 0, doubled 0', async () => {
-    await using host = createCrashHost({ lockMs: LOCK_MS });
+    await using host = createCrashHost({ lockMs: HELD_MS });
     const sent = events(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? APPEND : REJECT)));
     await host.transport.publish(sent.map((envelope) => ({ envelope })));
 

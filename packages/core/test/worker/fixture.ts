@@ -1,6 +1,6 @@
 import type { Counter } from 'prom-client';
 import type { EventRecord, RecordStore } from '../../src/contracts/records.js';
-import type { Delivery, Transport } from '../../src/contracts/transport.js';
+import type { Delivery, RenewableDelivery, Transport } from '../../src/contracts/transport.js';
 import { createEnvelope, type Envelope } from '../../src/envelope.js';
 import { StoreUnavailableError } from '../../src/errors.js';
 import { createMemoryStore, type MemoryStore } from '../../src/memory/store.js';
@@ -157,6 +157,70 @@ export function withUnrenewableLocks(transport: MemoryTransport): Transport {
         };
         return handler(wrapped);
       }, options),
+  };
+}
+
+/**
+ * The memory transport with `onLockCall` told of each call by which a delivery holds or gives
+ * up its lock (`renewLock`, `ack`, `retry`), as the call is made: a test whose assertions need a
+ * short lock held can then tell whether every call came in time (see `lockCallsInTime`).
+ */
+export function withLockCalls(transport: MemoryTransport, onLockCall: () => void): Transport {
+  return {
+    name: transport.name,
+    capabilities: transport.capabilities,
+    publish: (messages) => transport.publish(messages),
+    close: () => transport.close(),
+    consume: (handler, options) =>
+      transport.consume((delivery) => {
+        const renewable = delivery as RenewableDelivery;
+        const watched: RenewableDelivery = {
+          envelope: delivery.envelope,
+          attempt: delivery.attempt,
+          signal: delivery.signal,
+          ack() {
+            onLockCall();
+            return delivery.ack();
+          },
+          retry(o) {
+            onLockCall();
+            return delivery.retry(o);
+          },
+          renewLock() {
+            onLockCall();
+            return renewable.renewLock();
+          },
+        };
+        return handler(watched);
+      }, options),
+  };
+}
+
+/**
+ * Tells whether each lock call of a run came while a lock of `lockMs` was surely held: within
+ * three quarters of it of the call before, the first of `start()` (called just before the
+ * publish, so no later than the lock was taken). A stall of the machine (a starved process, a GC
+ * pause) between two calls may rightly let a short lock go: a run whose `inTime` is false proves
+ * nothing about the lock, and is run again.
+ */
+export function lockCallsInTime(lockMs: number) {
+  let since = Date.now();
+  let inTime = true;
+  return {
+    /** Call just before publishing: the lock runs from later than this. */
+    start() {
+      since = Date.now();
+      inTime = true;
+    },
+    /** Call as a lock call is made. */
+    call() {
+      const at = Date.now();
+      inTime &&= at - since < lockMs * 0.75;
+      since = at;
+    },
+    get inTime() {
+      return inTime;
+    },
   };
 }
 
