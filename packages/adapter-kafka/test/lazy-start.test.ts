@@ -10,7 +10,9 @@ afterAll(() => removeKafkaTopology(testOptions(topic)));
 
 it('publish without start() creates the topics as configured (not the broker’s auto-created defaults) and stores the record', async () => {
   const options = testOptions(topic);
-  const receiverSide = createKafkaTransport(options);
+  // This publish also connects and creates four topics: under load that takes longer than the
+  // receiver's 500 ms default deadline, which is not what this test is about.
+  const receiverSide = createKafkaTransport({ ...options, publishTimeoutMs: 30_000 });
   const event = testEnvelope();
   await receiverSide.publish([{ envelope: event }]);
 
