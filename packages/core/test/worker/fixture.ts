@@ -141,23 +141,13 @@ export function fixture(
  * expires and the message is redelivered while the first handler still runs).
  */
 export function withUnrenewableLocks(transport: MemoryTransport): Transport {
-  return {
-    name: transport.name,
-    capabilities: transport.capabilities,
-    publish: (messages) => transport.publish(messages),
-    close: () => transport.close(),
-    consume: (handler, options) =>
-      transport.consume((delivery) => {
-        const wrapped: Delivery = {
-          envelope: delivery.envelope,
-          attempt: delivery.attempt,
-          signal: delivery.signal,
-          ack: () => delivery.ack(),
-          retry: (o) => delivery.retry(o),
-        };
-        return handler(wrapped);
-      }, options),
-  };
+  return withDeliveries(transport, (delivery) => ({
+    envelope: delivery.envelope,
+    attempt: delivery.attempt,
+    signal: delivery.signal,
+    ack: () => delivery.ack(),
+    retry: (o) => delivery.retry(o),
+  }));
 }
 
 /**
@@ -166,33 +156,37 @@ export function withUnrenewableLocks(transport: MemoryTransport): Transport {
  * short lock held can then tell whether every call came in time (see `lockCallsInTime`).
  */
 export function withLockCalls(transport: MemoryTransport, onLockCall: () => void): Transport {
+  return withDeliveries(transport, (delivery): RenewableDelivery => {
+    const renewable = delivery as RenewableDelivery;
+    return {
+      envelope: delivery.envelope,
+      attempt: delivery.attempt,
+      signal: delivery.signal,
+      ack() {
+        onLockCall();
+        return delivery.ack();
+      },
+      retry(o) {
+        onLockCall();
+        return delivery.retry(o);
+      },
+      renewLock() {
+        onLockCall();
+        return renewable.renewLock();
+      },
+    };
+  });
+}
+
+/** The memory transport with each delivery handed to the handler as `wrap` makes it. */
+function withDeliveries(transport: MemoryTransport, wrap: (d: Delivery) => Delivery): Transport {
   return {
     name: transport.name,
     capabilities: transport.capabilities,
     publish: (messages) => transport.publish(messages),
     close: () => transport.close(),
     consume: (handler, options) =>
-      transport.consume((delivery) => {
-        const renewable = delivery as RenewableDelivery;
-        const watched: RenewableDelivery = {
-          envelope: delivery.envelope,
-          attempt: delivery.attempt,
-          signal: delivery.signal,
-          ack() {
-            onLockCall();
-            return delivery.ack();
-          },
-          retry(o) {
-            onLockCall();
-            return delivery.retry(o);
-          },
-          renewLock() {
-            onLockCall();
-            return renewable.renewLock();
-          },
-        };
-        return handler(watched);
-      }, options),
+      transport.consume((delivery) => handler(wrap(delivery)), options),
   };
 }
 
